@@ -1,0 +1,1 @@
+//! Support-desk example tools.

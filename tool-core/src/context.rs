@@ -1,0 +1,344 @@
+//! [`RunContext`]: the read-only view of the current session that a tool receives.
+//!
+//! A tool declares a context parameter; the `#[tool]` macro keeps it out of the JSON Schema
+//! and the runtime injects it at call time. The runtime itself passes an untyped
+//! [`CallContext`]; [`FromCallContext`] turns it into the form the tool asked for.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{ErrorKind, ToolError};
+use crate::tool::{BoxFuture, ToolArgs, ToolOutput};
+
+/// The deps of a context that is not typed: `RunContext` with no parameter.
+pub type AnyDeps = dyn Any + Send + Sync;
+
+/// Which deps type a tool needs, for matching tools to a runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DepsType {
+    id: TypeId,
+    name: &'static str,
+}
+
+impl DepsType {
+    /// The deps type `D`.
+    pub fn of<D: Any + ?Sized>() -> Self {
+        Self {
+            id: TypeId::of::<D>(),
+            name: std::any::type_name::<D>(),
+        }
+    }
+
+    /// The type's name, for messages.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The type's id.
+    pub fn id(&self) -> TypeId {
+        self.id
+    }
+}
+
+/// Lets a tool call another tool of the same runtime (`RunContext::call_tool`).
+///
+/// Implemented by the runtime; a context built without one answers `call_tool` with an
+/// `internal` error.
+pub trait ToolInvoker: Send + Sync {
+    /// Plans and runs `tool` with `args` as a nested call of `parent`.
+    fn invoke(
+        &self,
+        parent: &CallContext,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
+}
+
+/// The untyped context the runtime hands to [`crate::Tool::call`]: the session's deps (type
+/// erased) and the identity of the call.
+#[derive(Clone)]
+pub struct CallContext {
+    deps: Arc<AnyDeps>,
+    deps_type: DepsType,
+    session_id: Arc<str>,
+    call_id: Arc<str>,
+    tool_name: Arc<str>,
+    depth: u32,
+    invoker: Option<Arc<dyn ToolInvoker>>,
+}
+
+impl CallContext {
+    /// A context for one call, with `deps` shared across the session.
+    pub fn new<D: Any + Send + Sync>(
+        deps: Arc<D>,
+        session_id: impl Into<Arc<str>>,
+        call_id: impl Into<Arc<str>>,
+        tool_name: impl Into<Arc<str>>,
+    ) -> Self {
+        Self {
+            deps,
+            deps_type: DepsType::of::<D>(),
+            session_id: session_id.into(),
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            depth: 0,
+            invoker: None,
+        }
+    }
+
+    /// Lets tools called with this context call other tools through `invoker`.
+    #[must_use]
+    pub fn with_invoker(mut self, invoker: Arc<dyn ToolInvoker>) -> Self {
+        self.invoker = Some(invoker);
+        self
+    }
+
+    /// The same session and deps, for a nested call `call_id` of `tool_name`, one level deeper.
+    #[must_use]
+    pub fn nested(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> Self {
+        Self {
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            depth: self.depth + 1,
+            ..self.clone()
+        }
+    }
+
+    /// The session this call belongs to.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The id the model gave this call.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The tool being called.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// How many tool calls enclose this one (0 for a call the model made).
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The deps type this context carries.
+    pub fn deps_type(&self) -> DepsType {
+        self.deps_type
+    }
+
+    /// The deps, untyped.
+    pub fn deps_any(&self) -> &Arc<AnyDeps> {
+        &self.deps
+    }
+
+    /// The deps as `D`, when they are a `D`.
+    pub fn deps<D: Any + Send + Sync>(&self) -> Option<Arc<D>> {
+        Arc::clone(&self.deps).downcast::<D>().ok()
+    }
+
+    /// The invoker for nested calls, when the runtime provided one.
+    pub fn invoker(&self) -> Option<&Arc<dyn ToolInvoker>> {
+        self.invoker.as_ref()
+    }
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("deps_type", &self.deps_type.name)
+            .field("session_id", &self.session_id)
+            .field("call_id", &self.call_id)
+            .field("tool_name", &self.tool_name)
+            .field("depth", &self.depth)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A read-only view of the current session, injected into a tool at call time.
+///
+/// `RunContext<D>` gives typed access to the session's deps `D`; bare `RunContext` is an
+/// untyped view (session id, call id, tool name; deps as `dyn Any`), and a tool that takes it
+/// works with a runtime of any deps type.
+///
+/// A context is never part of a tool's JSON Schema. It implements neither `Deserialize` nor
+/// `JsonSchema`, so a context the `#[tool]` macro cannot recognise (behind a type alias) fails
+/// to compile instead of leaking into the schema; mark such a parameter `#[ctx]`.
+pub struct RunContext<D: ?Sized + Send + Sync + 'static = AnyDeps> {
+    deps: Arc<D>,
+    call: CallContext,
+}
+
+impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
+    /// The session's deps.
+    pub fn deps(&self) -> &D {
+        &self.deps
+    }
+
+    /// A shared handle to the session's deps.
+    pub fn deps_arc(&self) -> Arc<D> {
+        Arc::clone(&self.deps)
+    }
+
+    /// The session this call belongs to.
+    pub fn session_id(&self) -> &str {
+        self.call.session_id()
+    }
+
+    /// The id the model gave this call.
+    pub fn call_id(&self) -> &str {
+        self.call.call_id()
+    }
+
+    /// The tool being called.
+    pub fn tool_name(&self) -> &str {
+        self.call.tool_name()
+    }
+
+    /// The untyped context this view was made from.
+    pub fn call_context(&self) -> &CallContext {
+        &self.call
+    }
+
+    /// Calls another tool of the same runtime, with the same context injection, planning and
+    /// limits as a call the model makes.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        args: impl Into<ToolArgs<'_>>,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(invoker) = self.call.invoker() else {
+            return Err(ToolError::new(
+                ErrorKind::Internal,
+                format!(
+                    "tool `{}` tried to call `{tool}`, but this context has no runtime to call it through",
+                    self.tool_name()
+                ),
+            ));
+        };
+        let args = args.into().into_value()?;
+        invoker.invoke(&self.call, tool, args).await
+    }
+}
+
+impl<D: Any + Send + Sync> RunContext<D> {
+    /// A typed context for `call`, when `call` carries deps of type `D`.
+    pub fn from_call(call: &CallContext) -> Result<Self, ToolError> {
+        match call.deps::<D>() {
+            Some(deps) => Ok(Self {
+                deps,
+                call: call.clone(),
+            }),
+            None => Err(deps_mismatch(call, DepsType::of::<D>())),
+        }
+    }
+}
+
+impl RunContext<AnyDeps> {
+    /// An untyped context for `call`.
+    pub fn untyped(call: &CallContext) -> Self {
+        Self {
+            deps: Arc::clone(call.deps_any()),
+            call: call.clone(),
+        }
+    }
+}
+
+impl<D: ?Sized + Send + Sync + 'static> Clone for RunContext<D> {
+    fn clone(&self) -> Self {
+        Self {
+            deps: Arc::clone(&self.deps),
+            call: self.call.clone(),
+        }
+    }
+}
+
+impl<D: ?Sized + Send + Sync + 'static> fmt::Debug for RunContext<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunContext")
+            .field("deps", &std::any::type_name::<D>())
+            .field("session_id", &self.session_id())
+            .field("call_id", &self.call_id())
+            .field("tool_name", &self.tool_name())
+            .finish()
+    }
+}
+
+fn deps_mismatch(call: &CallContext, wanted: DepsType) -> ToolError {
+    ToolError::new(
+        ErrorKind::Internal,
+        format!(
+            "tool `{}` needs deps of type `{}`, but the runtime provides `{}`",
+            call.tool_name(),
+            wanted.name(),
+            call.deps_type().name()
+        ),
+    )
+}
+
+/// A type the `#[tool]` macro can inject as a context: `RunContext<D>`, bare `RunContext`, or
+/// an alias of one marked `#[ctx]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool context",
+    label = "not a `RunContext`",
+    note = "`#[ctx]` marks a parameter whose type is `RunContext<D>` or a type alias of it; remove `#[ctx]` to make this a model-visible parameter"
+)]
+pub trait FromCallContext: Sized {
+    /// The deps type this context needs, or `None` when it works with any.
+    fn deps_type() -> Option<DepsType>;
+
+    /// Builds the context for one call.
+    fn from_call_context(call: &CallContext) -> Result<Self, ToolError>;
+}
+
+impl<D: Any + Send + Sync> FromCallContext for RunContext<D> {
+    fn deps_type() -> Option<DepsType> {
+        Some(DepsType::of::<D>())
+    }
+
+    fn from_call_context(call: &CallContext) -> Result<Self, ToolError> {
+        RunContext::from_call(call)
+    }
+}
+
+impl FromCallContext for RunContext<AnyDeps> {
+    fn deps_type() -> Option<DepsType> {
+        None
+    }
+
+    fn from_call_context(call: &CallContext) -> Result<Self, ToolError> {
+        Ok(RunContext::untyped(call))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_context_sees_its_deps_and_rejects_others() {
+        let call = CallContext::new(Arc::new(41_u32), "s-1", "c-1", "probe");
+        let typed = RunContext::<u32>::from_call(&call).map(|ctx| *ctx.deps());
+        assert_eq!(typed.ok(), Some(41));
+        let wrong = RunContext::<String>::from_call(&call);
+        let message = wrong.err().map(|error| error.message().to_owned());
+        assert_eq!(
+            message.as_deref(),
+            Some(
+                "tool `probe` needs deps of type `alloc::string::String`, but the runtime provides `u32`"
+            )
+        );
+    }
+
+    #[test]
+    fn untyped_context_works_with_any_deps() {
+        let call = CallContext::new(Arc::new("deps"), "s-2", "c-2", "probe");
+        let ctx = RunContext::untyped(&call);
+        assert_eq!(ctx.session_id(), "s-2");
+        assert_eq!(ctx.deps().downcast_ref::<&str>(), Some(&"deps"));
+        assert_eq!(<RunContext as FromCallContext>::deps_type(), None);
+    }
+}

@@ -1,0 +1,83 @@
+//! # tool-core: the vocabulary of agent tools
+//!
+//! Turn a plain function into a tool a language model can call, with one attribute:
+//!
+//! ```
+//! use tool_core::{tool, RunContext, ToolError};
+//!
+//! struct SupportDeps {
+//!     region: String,
+//! }
+//!
+//! /// Look up the status of one order.
+//! ///
+//! /// Use only when the user gave an order id.
+//! #[tool(read_only, timeout = "5s")]
+//! async fn get_order_status(
+//!     ctx: RunContext<SupportDeps>,
+//!     /// Order id, format A-NNNN, for example "A-1024".
+//!     order_id: String,
+//! ) -> Result<String, ToolError> {
+//!     Ok(format!("{order_id} ships from {}", ctx.deps().region))
+//! }
+//!
+//! let spec = get_order_status::spec();
+//! assert_eq!(spec.name(), "get_order_status");
+//! assert!(spec.execution().parallel_safe());
+//! // The context is not a parameter the model sees.
+//! assert_eq!(
+//!     spec.input_schema()["required"],
+//!     serde_json::json!(["order_id"])
+//! );
+//! ```
+//!
+//! The function stays an ordinary function; the macro adds, next to it, a definition
+//! ([`ToolSpec`]: name, description, the canonical JSON Schema of the model-visible
+//! parameters, execution semantics, risk, timeout) and registers it with `inventory`, so
+//! [`Registry::from_inventory`] finds it. [`tools!`] names tools explicitly, checked at compile
+//! time.
+//!
+//! A context the macro cannot recognise never becomes a parameter: it fails to compile.
+//!
+//! ```compile_fail
+//! use tool_core::{tool, RunContext};
+//!
+//! type Ctx = RunContext<u32>;
+//!
+//! /// Reads the deps.
+//! #[tool(read_only)]
+//! fn read_deps(ctx: Ctx) -> u32 {   // error: `RunContext<u32>` cannot be a tool parameter
+//!     *ctx.deps()
+//! }
+//! ```
+//!
+//! Mark such a parameter `#[ctx]`. See [`tool`] for every key and context form.
+//!
+//! Applications depend on `tool-runtime`, which re-exports this crate and runs the calls a
+//! model makes; a library that only defines tools can depend on this crate alone.
+
+mod args;
+mod context;
+mod error;
+mod page;
+mod registry;
+pub mod schema;
+mod spec;
+mod tool;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use args::parse_args;
+pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext, ToolInvoker};
+pub use error::{ErrorKind, ToolError};
+pub use page::{IsPage, Page, PageInfo};
+pub use registry::{
+    Location, Registry, RegistryError, ToolDef, ToolList, ToolRegistration, nearest_name,
+    registered_tools,
+};
+pub use spec::{
+    OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,
+};
+pub use tool::{BoxFuture, Tool, ToolArgs, ToolOutput};
+pub use tool_macros::tool;

@@ -1,0 +1,383 @@
+//! Collecting tools: the link-time registration, explicit [`tools!`](crate::tools) lists and
+//! the [`Registry`] of one runtime.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::context::{CallContext, DepsType};
+use crate::error::{ErrorKind, ToolError};
+use crate::spec::{SourceLocation, ToolSpec};
+use crate::tool::{BoxFuture, Tool, ToolArgs, ToolOutput};
+
+/// One `#[tool]` function, collected at link time by `inventory`.
+pub struct ToolRegistration {
+    tool: &'static dyn Tool,
+}
+
+impl ToolRegistration {
+    /// Registers `tool`. Used by the code the `#[tool]` macro generates.
+    pub const fn new(tool: &'static dyn Tool) -> Self {
+        Self { tool }
+    }
+
+    /// The registered tool.
+    pub fn tool(&self) -> &'static dyn Tool {
+        self.tool
+    }
+}
+
+inventory::collect!(ToolRegistration);
+
+/// Every `#[tool]` function linked into the program, in no particular order.
+pub fn registered_tools() -> impl Iterator<Item = &'static dyn Tool> {
+    inventory::iter::<ToolRegistration>
+        .into_iter()
+        .map(ToolRegistration::tool)
+}
+
+/// Implemented by the marker type the `#[tool]` macro generates next to each function, so a
+/// tool can be named by its function's path in [`tools!`](crate::tools).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `#[tool]` function",
+    label = "not a tool",
+    note = "`tools![...]` takes the paths of functions annotated with `#[tool]`"
+)]
+pub trait ToolDef {
+    /// The tool.
+    const TOOL: &'static dyn Tool;
+}
+
+/// A list of tools fixed at compile time by [`tools!`](crate::tools).
+#[derive(Clone, Copy)]
+pub struct ToolList {
+    tools: &'static [&'static dyn Tool],
+}
+
+impl ToolList {
+    /// A list of `#[tool]` functions. Use [`tools!`](crate::tools) rather than this.
+    pub const fn from_static(tools: &'static [&'static dyn Tool]) -> Self {
+        Self { tools }
+    }
+
+    /// The tools, in the order they were listed.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'static dyn Tool> + '_ {
+        self.tools.iter().copied()
+    }
+
+    /// How many tools are listed.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+impl fmt::Debug for ToolList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|tool| tool.spec().name()))
+            .finish()
+    }
+}
+
+/// A list of `#[tool]` functions, checked at compile time: each path must name a function
+/// annotated with `#[tool]`.
+///
+/// ```
+/// use tool_core::{tool, tools, ToolError};
+///
+/// /// Adds two numbers.
+/// #[tool(read_only)]
+/// fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// mod more {
+///     /// Says hello.
+///     #[tool_core::tool(read_only)]
+///     pub fn hello() -> &'static str {
+///         "hello"
+///     }
+/// }
+///
+/// let list = tools![add, more::hello];
+/// assert_eq!(list.len(), 2);
+/// ```
+#[macro_export]
+macro_rules! tools {
+    ($($tool:path),* $(,)?) => {
+        $crate::ToolList::from_static(&[$(<$tool as $crate::ToolDef>::TOOL),*])
+    };
+}
+
+/// Why a set of tools could not be made into a [`Registry`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two tools share a name.
+    #[error(
+        "tool name `{name}` is defined twice: at {first} and at {second}; give one of them another name with #[tool(name = \"...\")]"
+    )]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// Where the first definition is.
+        first: Location,
+        /// Where the second definition is.
+        second: Location,
+    },
+    /// A tool listed explicitly needs deps the runtime does not have.
+    #[error(
+        "tool `{name}` (at {location}) takes a context with deps `{needs}`, but this registry is for deps `{have}`"
+    )]
+    DepsMismatch {
+        /// The tool.
+        name: String,
+        /// Where it is defined.
+        location: Location,
+        /// The deps type it needs.
+        needs: &'static str,
+        /// The deps type the registry is for.
+        have: &'static str,
+    },
+}
+
+/// A tool's definition site, or "unknown location" for a tool built without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location(pub Option<SourceLocation>);
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(location) => location.fmt(f),
+            None => f.write_str("an unknown location"),
+        }
+    }
+}
+
+/// The tools of one runtime: unique names, sorted by name, all usable with deps `D`.
+#[derive(Clone)]
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+    by_name: HashMap<String, usize>,
+    deps: DepsType,
+}
+
+impl Registry {
+    /// Every `#[tool]` linked into the program that works with deps `D`: tools whose context
+    /// is typed to other deps are left out, deps-agnostic tools are included.
+    pub fn from_inventory<D: Any + Send + Sync>() -> Result<Self, RegistryError> {
+        let deps = DepsType::of::<D>();
+        let tools = registered_tools()
+            .filter(|tool| tool.deps_type().is_none_or(|needed| needed == deps))
+            .map(static_tool);
+        Self::build(deps, tools)
+    }
+
+    /// Exactly the given tools, for deps `D`. A tool typed to other deps is an error.
+    pub fn from_tools<D: Any + Send + Sync>(
+        tools: impl IntoIterator<Item = Arc<dyn Tool>>,
+    ) -> Result<Self, RegistryError> {
+        let deps = DepsType::of::<D>();
+        let tools: Vec<_> = tools.into_iter().collect();
+        for tool in &tools {
+            if let Some(needs) = tool.deps_type().filter(|needs| *needs != deps) {
+                return Err(RegistryError::DepsMismatch {
+                    name: tool.spec().name().to_owned(),
+                    location: Location(tool.spec().location()),
+                    needs: needs.name(),
+                    have: deps.name(),
+                });
+            }
+        }
+        Self::build(deps, tools)
+    }
+
+    fn build(
+        deps: DepsType,
+        tools: impl IntoIterator<Item = Arc<dyn Tool>>,
+    ) -> Result<Self, RegistryError> {
+        let mut tools: Vec<Arc<dyn Tool>> = tools.into_iter().collect();
+        // Sort by name, then by location, so a duplicate is reported the same way every run.
+        tools.sort_by(|a, b| {
+            (
+                a.spec().name(),
+                a.spec().location().map(|l| (l.file, l.line)),
+            )
+                .cmp(&(
+                    b.spec().name(),
+                    b.spec().location().map(|l| (l.file, l.line)),
+                ))
+        });
+        let mut by_name = HashMap::with_capacity(tools.len());
+        for (index, tool) in tools.iter().enumerate() {
+            let name = tool.spec().name();
+            if let Some(&first) = by_name.get(name) {
+                let first: &Arc<dyn Tool> = &tools[first];
+                return Err(RegistryError::DuplicateName {
+                    name: name.to_owned(),
+                    first: Location(first.spec().location()),
+                    second: Location(tool.spec().location()),
+                });
+            }
+            by_name.insert(name.to_owned(), index);
+        }
+        Ok(Self {
+            tools,
+            by_name,
+            deps,
+        })
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.by_name.get(name).map(|&index| &self.tools[index])
+    }
+
+    /// The tools, sorted by name.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+
+    /// The tools' specs, sorted by name.
+    pub fn specs(&self) -> impl ExactSizeIterator<Item = &ToolSpec> {
+        self.tools.iter().map(|tool| tool.spec())
+    }
+
+    /// The tools' names, sorted.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.specs().map(ToolSpec::name)
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The deps type this registry is for.
+    pub fn deps_type(&self) -> DepsType {
+        self.deps
+    }
+
+    /// Calls the tool `name` with `args` and the context `call`.
+    ///
+    /// An unknown name is an `unknown_tool` error listing the available tools.
+    pub async fn invoke(
+        &self,
+        name: &str,
+        args: impl Into<ToolArgs<'_>>,
+        call: CallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(tool) = self.get(name) else {
+            return Err(self.unknown_tool(name));
+        };
+        tool.call(args.into(), call).await
+    }
+
+    /// The `unknown_tool` error for `name`: the available tools and the nearest match.
+    pub fn unknown_tool(&self, name: &str) -> ToolError {
+        let available: Vec<&str> = self.names().collect();
+        let nearest = nearest_name(name, &available);
+        let mut message = format!("there is no tool named `{name}`");
+        if let Some(nearest) = nearest {
+            message.push_str(&format!("; did you mean `{nearest}`?"));
+        }
+        ToolError::new(ErrorKind::UnknownTool, message)
+            .with_hint(format!("available tools: {}", available.join(", ")))
+            .with_details(serde_json::json!({ "available": available, "nearest": nearest }))
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("deps", &self.deps.name())
+            .field("tools", &self.names().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// The closest of `candidates` to `name`, when one is close enough to be a likely typo.
+pub fn nearest_name<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let lowered = name.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|candidate| {
+            let distance = edit_distance(&lowered, &candidate.to_ascii_lowercase());
+            (distance, *candidate)
+        })
+        .filter(|(distance, candidate)| *distance <= (candidate.len().max(name.len()) / 3).max(2))
+        .min()
+        .map(|(_, candidate)| candidate)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+/// Wraps a `'static` tool so registries can hold `#[tool]` functions and dynamic tools alike.
+fn static_tool(tool: &'static dyn Tool) -> Arc<dyn Tool> {
+    Arc::new(StaticTool(tool))
+}
+
+impl From<ToolList> for Vec<Arc<dyn Tool>> {
+    fn from(list: ToolList) -> Self {
+        list.iter().map(static_tool).collect()
+    }
+}
+
+struct StaticTool(&'static dyn Tool);
+
+impl Tool for StaticTool {
+    fn spec(&self) -> &ToolSpec {
+        self.0.spec()
+    }
+
+    fn deps_type(&self) -> Option<DepsType> {
+        self.0.deps_type()
+    }
+
+    fn call(
+        &self,
+        args: ToolArgs<'_>,
+        call: CallContext,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        self.0.call(args, call)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_name_finds_typos_and_ignores_strangers() {
+        let names = ["get_order_status", "search_orders", "create_ticket"];
+        assert_eq!(
+            nearest_name("get_order_stats", &names),
+            Some("get_order_status")
+        );
+        assert_eq!(nearest_name("searchOrders", &names), Some("search_orders"));
+        assert_eq!(nearest_name("launch_rocket", &names), None);
+    }
+}
