@@ -13,7 +13,15 @@ use crate::tool::ToolArgs;
 pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolError> {
     match args {
         ToolArgs::Json(text) => {
-            let text = if text.trim().is_empty() { "{}" } else { text };
+            let trimmed = text.trim();
+            let text = if trimmed.is_empty() || trimmed == "null" {
+                "{}"
+            } else {
+                text
+            };
+            if let Some(found) = non_object_json(text) {
+                return Err(not_an_object(found));
+            }
             match serde_json::from_str::<A>(text) {
                 Ok(parsed) => Ok(parsed),
                 Err(error) if error.is_syntax() || error.is_eof() => Err(malformed_json(error)),
@@ -26,6 +34,7 @@ pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolErro
             }
         }
         ToolArgs::Value(Value::Null) => parse_args(ToolArgs::Json("{}")),
+        ToolArgs::Value(value) if !value.is_object() => Err(not_an_object(value_kind(&value))),
         ToolArgs::Value(value) => match A::deserialize(&value) {
             Ok(parsed) => Ok(parsed),
             Err(_) => Err(field_error(serde_path_to_error::deserialize::<_, A>(
@@ -33,6 +42,37 @@ pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolErro
             ))),
         },
     }
+}
+
+/// What the JSON text holds when it is plainly not an object (a struct also accepts an array
+/// of positional values, which would silently bind arguments by position).
+fn non_object_json(text: &str) -> Option<&'static str> {
+    match text.trim_start().bytes().next()? {
+        b'{' => None,
+        b'[' => Some("an array"),
+        b'"' => Some("a string"),
+        b't' | b'f' => Some("a boolean"),
+        b'-' | b'0'..=b'9' => Some("a number"),
+        _ => None, // not JSON at all: the parser reports where
+    }
+}
+
+fn value_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn not_an_object(found: &str) -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "arguments must be a JSON object of named parameters, got {found}"
+    ))
+    .with_hint("send {\"parameter\": value, ...}")
 }
 
 /// The error for arguments that are not JSON at all.
@@ -53,9 +93,18 @@ fn field_error<A>(result: Result<A, serde_path_to_error::Error<serde_json::Error
         Ok(_) => return ToolError::invalid_arguments("arguments do not match the parameters"),
         Err(error) => error,
     };
-    let path = error.path().to_string();
+    let mut path = error.path().to_string();
     let inner = error.into_inner();
     let message = strip_position(&inner);
+    // For an unknown field the path ends with that field; the object it is in is what matters.
+    if let Some(field) = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        if let Some(parent) = path.strip_suffix(field) {
+            path = parent.trim_end_matches('.').to_owned();
+        }
+    }
     if path == "." || path.is_empty() {
         ToolError::invalid_arguments(message)
     } else {
@@ -88,6 +137,7 @@ mod tests {
     }
 
     #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
     #[allow(dead_code, reason = "fields are only deserialized")]
     struct Filter {
         status: String,
@@ -128,6 +178,12 @@ mod tests {
         assert_eq!(
             message(ToolArgs::Json(r#"{"order_id":"A-1","orderid":"x"}"#)),
             "unknown field `orderid`, expected one of `order_id`, `limit`, `filter`"
+        );
+        assert_eq!(
+            message(ToolArgs::Json(
+                r#"{"order_id":"A-1","filter":{"status":"open","state":1}}"#
+            )),
+            "`filter`: unknown field `state`, expected `status`"
         );
     }
 }

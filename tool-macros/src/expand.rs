@@ -68,7 +68,8 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
 
         #marker
 
-        #[allow(non_snake_case, clippy::all, clippy::pedantic)]
+        // The user's types are repeated here, away from any `allow` on the function.
+        #[allow(non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
         const _: () = {
             #checks
             #args_struct
