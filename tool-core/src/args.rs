@@ -88,10 +88,9 @@ pub(crate) fn malformed_json(error: serde_json::Error) -> ToolError {
 }
 
 fn field_error<A>(result: Result<A, serde_path_to_error::Error<serde_json::Error>>) -> ToolError {
-    let error = match result {
-        // The fast path failed, so the slow one fails too; this arm only keeps the types honest.
-        Ok(_) => return ToolError::invalid_arguments("arguments do not match the parameters"),
-        Err(error) => error,
+    // The fast path failed, so the slow one fails too; the `else` only keeps the types honest.
+    let Err(error) = result else {
+        return ToolError::invalid_arguments("arguments do not match the parameters");
     };
     let mut path = error.path().to_string();
     let inner = error.into_inner();
@@ -100,10 +99,9 @@ fn field_error<A>(result: Result<A, serde_path_to_error::Error<serde_json::Error
     if let Some(field) = message
         .strip_prefix("unknown field `")
         .and_then(|rest| rest.split('`').next())
+        && let Some(parent) = path.strip_suffix(field)
     {
-        if let Some(parent) = path.strip_suffix(field) {
-            path = parent.trim_end_matches('.').to_owned();
-        }
+        path = parent.trim_end_matches('.').to_owned();
     }
     if path == "." || path.is_empty() {
         ToolError::invalid_arguments(message)

@@ -94,8 +94,13 @@ impl fmt::Display for ErrorKind {
 /// assert_eq!(error.kind().as_str(), "execution_failed");
 /// assert!(error.is_retryable());
 /// ```
+///
+/// A `ToolError` is one pointer wide, so `Result<T, ToolError>` stays small.
 #[derive(Clone)]
-pub struct ToolError {
+pub struct ToolError(Box<Inner>);
+
+#[derive(Clone)]
+struct Inner {
     kind: ErrorKind,
     message: String,
     hint: Option<String>,
@@ -107,14 +112,14 @@ pub struct ToolError {
 impl ToolError {
     /// An error of the given kind.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(Inner {
             kind,
             message: message.into(),
             hint: None,
             retryable: false,
             details: None,
             source: None,
-        }
+        }))
     }
 
     /// The tool failed and retrying the same call would fail again (a business error).
@@ -141,80 +146,80 @@ impl ToolError {
     /// Adds a hint: what the model should do instead.
     #[must_use]
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.0.hint = Some(hint.into());
         self
     }
 
     /// Attaches structured details (a field path, a schema fragment, a limit).
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.0.details = Some(details);
         self
     }
 
     /// Keeps the underlying error for logs and [`std::error::Error::source`].
     #[must_use]
     pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
-        self.source = Some(Arc::new(source));
+        self.0.source = Some(Arc::new(source));
         self
     }
 
     /// Marks whether retrying the same call could succeed.
     #[must_use]
     pub fn retryable(mut self, retryable: bool) -> Self {
-        self.retryable = retryable;
+        self.0.retryable = retryable;
         self
     }
 
     /// Replaces the message, keeping everything else.
     #[must_use]
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = message.into();
+        self.0.message = message.into();
         self
     }
 
     /// The stable category.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// What went wrong, for the model.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// What to do instead, when known.
     pub fn hint(&self) -> Option<&str> {
-        self.hint.as_deref()
+        self.0.hint.as_deref()
     }
 
     /// Whether retrying the same call could succeed (the tool marked the failure transient).
     pub fn is_retryable(&self) -> bool {
-        self.retryable
+        self.0.retryable
     }
 
     /// Structured details, when any.
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_ref()
+        self.0.details.as_ref()
     }
 }
 
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolError")
-            .field("kind", &self.kind.as_str())
-            .field("message", &self.message)
-            .field("hint", &self.hint)
-            .field("retryable", &self.retryable)
-            .field("details", &self.details)
+            .field("kind", &self.0.kind.as_str())
+            .field("message", &self.0.message)
+            .field("hint", &self.0.hint)
+            .field("retryable", &self.0.retryable)
+            .field("details", &self.0.details)
             .finish_non_exhaustive()
     }
 }
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind, self.message)?;
-        if let Some(hint) = &self.hint {
+        write!(f, "{}: {}", self.0.kind, self.0.message)?;
+        if let Some(hint) = &self.0.hint {
             write!(f, " (hint: {hint})")?;
         }
         Ok(())
@@ -223,7 +228,7 @@ impl fmt::Display for ToolError {
 
 impl StdError for ToolError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.source
+        self.0.source
             .as_deref()
             .map(|source| source as &(dyn StdError + 'static))
     }
@@ -231,26 +236,26 @@ impl StdError for ToolError {
 
 impl PartialEq for ToolError {
     fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind
-            && self.message == other.message
-            && self.hint == other.hint
-            && self.retryable == other.retryable
-            && self.details == other.details
+        self.0.kind == other.0.kind
+            && self.0.message == other.0.message
+            && self.0.hint == other.0.hint
+            && self.0.retryable == other.0.retryable
+            && self.0.details == other.0.details
     }
 }
 
 impl serde::Serialize for ToolError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut state = serializer.serialize_struct("ToolError", 5)?;
-        state.serialize_field("kind", self.kind.as_str())?;
-        state.serialize_field("message", &self.message)?;
-        if let Some(hint) = &self.hint {
+        state.serialize_field("kind", self.0.kind.as_str())?;
+        state.serialize_field("message", &self.0.message)?;
+        if let Some(hint) = &self.0.hint {
             state.serialize_field("hint", hint)?;
         } else {
             state.skip_field("hint")?;
         }
-        state.serialize_field("retryable", &self.retryable)?;
-        if let Some(details) = &self.details {
+        state.serialize_field("retryable", &self.0.retryable)?;
+        if let Some(details) = &self.0.details {
             state.serialize_field("details", details)?;
         } else {
             state.skip_field("details")?;
@@ -298,11 +303,9 @@ impl From<&str> for ToolError {
 
 impl From<Box<dyn StdError + Send + Sync>> for ToolError {
     fn from(error: Box<dyn StdError + Send + Sync>) -> Self {
-        let message = error.to_string();
-        Self {
-            source: Some(Arc::from(error)),
-            ..ToolError::failed(message)
-        }
+        let mut tool_error = ToolError::failed(error.to_string());
+        tool_error.0.source = Some(Arc::from(error));
+        tool_error
     }
 }
 

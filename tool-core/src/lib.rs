@@ -80,4 +80,5 @@ pub use spec::{
     OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,
 };
 pub use tool::{BoxFuture, Tool, ToolArgs, ToolOutput};
+#[doc = include_str!("tool.md")]
 pub use tool_macros::tool;

@@ -130,12 +130,12 @@ fn walk_schema(schema: &mut Value, position: Position) {
                     .iter_mut()
                     .for_each(|item| walk_schema(item, Position::Nested));
             }
-        } else if SCHEMA_MAP_KEYWORDS.contains(&keyword) {
-            if let Value::Object(entries) = value {
-                entries
-                    .values_mut()
-                    .for_each(|entry| walk_schema(entry, Position::Nested));
-            }
+        } else if SCHEMA_MAP_KEYWORDS.contains(&keyword)
+            && let Value::Object(entries) = value
+        {
+            entries
+                .values_mut()
+                .for_each(|entry| walk_schema(entry, Position::Nested));
         }
     }
 }

@@ -98,10 +98,10 @@ impl ToolOutput {
     /// The result as the model should read it: a JSON string result unquoted, anything else
     /// as JSON text.
     pub fn text(&self) -> Cow<'_, str> {
-        if self.json.starts_with('"') {
-            if let Ok(text) = serde_json::from_str::<String>(&self.json) {
-                return Cow::Owned(text);
-            }
+        if self.json.starts_with('"')
+            && let Ok(text) = serde_json::from_str::<String>(&self.json)
+        {
+            return Cow::Owned(text);
         }
         Cow::Borrowed(&self.json)
     }

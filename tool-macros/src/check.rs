@@ -233,14 +233,12 @@ fn check_example(example: &syn::LitStr, tool: &ToolFn, errors: &mut Errors) -> O
     let renamed = tool
         .fields()
         .any(|(_, field)| !field.passthrough.is_empty());
-    if !renamed {
-        if let Some(unknown) = object.keys().find(|key| !names.contains(key)) {
-            errors.spanned(example, format!(
+    if !renamed && let Some(unknown) = object.keys().find(|key| !names.contains(key)) {
+        errors.spanned(example, format!(
                     "`example` names `{unknown}`, which is not a parameter of this tool (parameters: {})",
                     names.join(", ")
                 ));
-            return None;
-        }
+        return None;
     }
     Some(text)
 }

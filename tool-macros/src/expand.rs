@@ -130,8 +130,8 @@ pub(crate) fn marker(tool: &ToolFn, p: &TokenStream) -> TokenStream {
 }
 
 fn args_struct(tool: &ToolFn, p: &TokenStream) -> TokenStream {
-    let serde_path = format!("{}::serde", p).replace(' ', "");
-    let schemars_path = format!("{}::schemars", p).replace(' ', "");
+    let serde_path = format!("{p}::serde").replace(' ', "");
+    let schemars_path = format!("{p}::schemars").replace(' ', "");
     let mut default_fns = Vec::new();
     let fields = tool.fields().map(|(param, field)| {
         let name = &param.ident;

@@ -1,9 +1,9 @@
 //! The `#[tool]` attribute. Use it through `tool-runtime` or `tool-core`, which re-export it
 //! and document every key; this crate holds only the code generation.
 //!
-//! Structure: [`attr`] parses the keys, [`model`] classifies the function's parameters,
-//! [`check`] applies the rules that span several keys, [`expand`] generates the code and
-//! [`fallback`] decides what is emitted when something is wrong.
+//! Structure: `attr` parses the keys, `model` classifies the function's parameters,
+//! `check` applies the rules that span several keys, `expand` generates the code and
+//! `fallback` decides what is emitted when something is wrong.
 
 mod attr;
 mod check;

@@ -90,7 +90,7 @@ impl ToolFn {
         let mut params = Vec::with_capacity(item.sig.inputs.len());
         for input in item.sig.inputs.iter_mut() {
             match input {
-                FnArg::Receiver(receiver) => errors.spanned(&receiver.self_token, "a #[tool] must be a free function, not a method: move it out of the `impl` block and reach shared state through `RunContext<Deps>`",),
+                FnArg::Receiver(receiver) => errors.spanned(receiver.self_token, "a #[tool] must be a free function, not a method: move it out of the `impl` block and reach shared state through `RunContext<Deps>`",),
                 FnArg::Typed(typed) => {
                     let attrs = std::mem::take(&mut typed.attrs);
                     let (ours, theirs) = split_attrs(attrs);
@@ -149,10 +149,10 @@ fn split_attrs(attrs: Vec<Attribute>) -> (OurAttrs, Vec<Attribute>) {
 
 impl Param {
     fn parse(pat: &Pat, ty: &Type, attrs: OurAttrs, errors: &mut Errors) -> Option<Self> {
-        if let Some(ctx) = &attrs.ctx {
-            if !matches!(ctx.meta, syn::Meta::Path(_)) {
-                errors.spanned(&ctx.meta, "`#[ctx]` takes no arguments");
-            }
+        if let Some(ctx) = &attrs.ctx
+            && !matches!(ctx.meta, syn::Meta::Path(_))
+        {
+            errors.spanned(&ctx.meta, "`#[ctx]` takes no arguments");
         }
         let context = match context_shape(ty, attrs.ctx.is_some()) {
             Ok(context) => context,

@@ -1,1 +1,185 @@
-#![allow(missing_docs)]
+//! The macro as a library: `quote!` input in, errors counted and expansions snapshotted.
+//!
+//! Snapshots are pretty-printed with prettyplease and checked with expect-test; after an
+//! intended change, regenerate them with `UPDATE_EXPECT=1 cargo test -p tool-macros` and read
+//! the diff.
+
+use expect_test::{expect, expect_file};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::quote;
+
+fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    crate::expand::tool(args, input, quote!(::tool_core))
+}
+
+fn pretty(tokens: TokenStream) -> String {
+    match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(error) => panic!("expansion does not parse: {error}\n{tokens}"),
+    }
+}
+
+/// The messages of the `compile_error!`s in an expansion.
+fn errors(tokens: TokenStream) -> Vec<String> {
+    fn walk(tokens: TokenStream, found: &mut Vec<String>) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (index, token) in tokens.iter().enumerate() {
+            match token {
+                TokenTree::Ident(ident) if ident == "compile_error" => {
+                    if let Some(TokenTree::Group(group)) = tokens.get(index + 2) {
+                        let literal = group.stream().to_string();
+                        let message: String = syn::parse_str::<syn::LitStr>(&literal)
+                            .map(|literal| literal.value())
+                            .unwrap_or(literal);
+                        found.push(message);
+                    }
+                }
+                TokenTree::Group(group) => walk(group.stream(), found),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(tokens, &mut found);
+    found
+}
+
+#[test]
+fn expansion_of_a_typical_tool() {
+    let output = expand(
+        quote!(read_only, timeout = "5s"),
+        quote! {
+            /// Look up one order.
+            pub async fn get_order_status(
+                ctx: RunContext<SupportDeps>,
+                /// Order id.
+                order_id: String,
+                /// Include the items.
+                #[default = false]
+                include_items: bool,
+            ) -> Result<OrderStatus, ToolError> {
+                todo!()
+            }
+        },
+    );
+    expect_file!["../tests/snapshots/get_order_status.rs"].assert_eq(&pretty(output));
+}
+
+#[test]
+fn expansion_of_a_sync_tool_with_a_borrowed_optional_context() {
+    let output = expand(
+        quote!(crate = ::tool_runtime, name = "add-numbers", pagination),
+        quote! {
+            /// Adds.
+            fn add(cursor: Option<String>, ctx: Option<&mut RunContext>) -> Page<u32> {
+                todo!()
+            }
+        },
+    );
+    expect_file!["../tests/snapshots/add.rs"].assert_eq(&pretty(output));
+}
+
+#[test]
+fn every_mistake_in_one_attribute_is_reported_at_once() {
+    let output = expand(
+        quote!(raed_only, read_only, destructive, timeout = "soon"),
+        quote! {
+            fn wipe<T>(ctx: u32, first: RunContext, second: RunContext) {}
+        },
+    );
+    expect![[r#"
+        [
+            "unknown key `raed_only` in #[tool]; did you mean `read_only`?\nvalid keys: name, title, description, version, read_only, mutates_workspace, exclusive, stateful, pagination, idempotent, destructive, open_world, risk, resources, timeout, max_output_chars, example, crate",
+            "the parameter name `ctx` is kept for the context, but `u32` is not a `RunContext`; rename the parameter, or mark it `#[ctx]` if its type is an alias of `RunContext<D>`",
+            "a #[tool] function cannot be generic: its JSON Schema must be known when the tool is registered; write one concrete #[tool] per type, or take a `serde_json::Value`",
+            "a #[tool] takes at most one context, but `second` is a second one (the first is `first`); read everything from one `RunContext<D>`",
+            "`read_only` contradicts `destructive`: a read-only tool destroys nothing; remove one of them",
+            "a #[tool] needs a description: the model chooses tools by it; add a doc comment (`/// What it does and when to use it.`) or `description = \"...\"`",
+            "invalid timeout `soon`: write a positive whole number followed by a unit, such as \"500ms\", \"15s\", \"2m\" or \"1h\"",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+}
+
+#[test]
+fn on_error_the_function_is_still_emitted_without_our_attributes() {
+    let output = expand(
+        quote!(unknown_key),
+        quote! {
+            /// Reads.
+            fn read(#[ctx] #[allow(unused)] context: Ctx, /// Doc.
+            #[default = 3] limit: u32) -> u32 { limit }
+        },
+    );
+    let text = pretty(output);
+    assert!(
+        text.contains("fn read(#[allow(unused)] context: Ctx, limit: u32) -> u32"),
+        "{text}"
+    );
+    assert!(
+        text.contains("impl ::tool_core::__private::ToolDef for read"),
+        "{text}"
+    );
+    assert_eq!(errors(quote!()).len(), 0);
+}
+
+#[test]
+fn a_method_gets_only_the_function_and_the_error() {
+    let output = expand(
+        quote!(read_only),
+        quote! {
+            /// Reads.
+            fn read(&self) -> u32 { 1 }
+        },
+    );
+    let text = pretty(output.clone());
+    assert!(!text.contains("struct read"), "{text}");
+    assert_eq!(errors(output).len(), 1);
+}
+
+#[test]
+fn context_forms_are_classified() {
+    for ty in [
+        quote!(RunContext),
+        quote!(RunContext<D>),
+        quote!(&RunContext<D>),
+        quote!(&mut RunContext<D>),
+        quote!(std::sync::Arc<RunContext<D>>),
+        quote!(Box<RunContext<D>>),
+        quote!(tool_core::RunContext<D>),
+        quote!(Option<RunContext<D>>),
+        quote!(Option<&RunContext<D>>),
+        quote!(Option<Arc<RunContext>>),
+    ] {
+        let output = expand(
+            quote!(read_only),
+            quote! {
+                /// Reads.
+                fn read(context: #ty, id: u32) -> u32 { id }
+            },
+        );
+        let text = pretty(output.clone());
+        assert_eq!(errors(output), Vec::<String>::new(), "{ty}");
+        assert!(
+            text.contains("struct __ToolArgs {\n        id: u32,\n    }"),
+            "{ty}: {text}"
+        );
+    }
+    for ty in [
+        quote!(Vec<RunContext>),
+        quote!(Arc<Option<RunContext>>),
+        quote!(&&RunContext),
+        quote!(Option<Option<RunContext>>),
+        quote!((RunContext, u32)),
+        quote!(Rc<RunContext>),
+    ] {
+        let output = expand(
+            quote!(read_only),
+            quote! {
+                /// Reads.
+                fn read(context: #ty) -> u32 { 1 }
+            },
+        );
+        assert_eq!(errors(output).len(), 1, "{ty}");
+    }
+}

@@ -8,5 +8,7 @@ pub use tool_core::*;
 #[doc(hidden)]
 pub use tool_core::__private;
 
-#[doc(inline)]
+/// Turns a function into a tool. The same attribute as [`tool_core::tool`], whose
+/// documentation lists every key and context form; generated code names `::tool_runtime`, so
+/// an application needs no other dependency.
 pub use tool_macros::runtime_tool as tool;

@@ -7,6 +7,7 @@
 //! ```
 #![allow(
     clippy::print_stdout,
+    clippy::print_stderr,
     reason = "a command-line program prints its results"
 )]
 
