@@ -228,7 +228,8 @@ impl fmt::Display for ToolError {
 
 impl StdError for ToolError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.0.source
+        self.0
+            .source
             .as_deref()
             .map(|source| source as &(dyn StdError + 'static))
     }
