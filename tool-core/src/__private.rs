@@ -28,7 +28,7 @@ pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::spec::{
     OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,
 };
-pub use crate::tool::{BoxFuture, Tool, ToolArgs, ToolOutput};
+pub use crate::tool::{BoxFuture, Tool, ToolArgs, ToolFuture, ToolOutput};
 
 /// A type a tool parameter may have: the model sends it as JSON and the schema describes it.
 #[diagnostic::on_unimplemented(
@@ -151,17 +151,12 @@ where
     ToolOutput::from_serialize(&value).map(|output| output.with_page(page))
 }
 
-/// A future that fails at once, for errors found before the tool runs.
-pub fn ready_err(error: ToolError) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-    Box::pin(::std::future::ready(Err(error)))
-}
-
 /// Boxes a tool's future. Spanned on the function, so a non-`Send` future is reported there.
-pub fn box_future<F>(future: F) -> BoxFuture<'static, Result<ToolOutput, ToolError>>
+pub fn box_future<F>(future: F) -> Result<ToolFuture, ToolError>
 where
     F: ::std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
-    Box::pin(future)
+    Ok(Box::pin(future))
 }
 
 /// Parses an example call the macro already checked to be JSON.
@@ -233,12 +228,8 @@ impl Tool for InvalidTool {
         None
     }
 
-    fn call(
-        &self,
-        _args: ToolArgs<'_>,
-        _call: CallContext,
-    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        ready_err(ToolError::new(
+    fn prepare(&self, _args: ToolArgs<'_>, _call: CallContext) -> Result<ToolFuture, ToolError> {
+        Err(ToolError::new(
             crate::error::ErrorKind::Internal,
             "this tool's declaration has errors",
         ))

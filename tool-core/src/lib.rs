@@ -79,6 +79,6 @@ pub use registry::{
 pub use spec::{
     OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,
 };
-pub use tool::{BoxFuture, Tool, ToolArgs, ToolOutput};
+pub use tool::{BoxFuture, Tool, ToolArgs, ToolFuture, ToolOutput};
 #[doc = include_str!("tool.md")]
 pub use tool_macros::tool;

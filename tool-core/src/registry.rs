@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::context::{CallContext, DepsType};
 use crate::error::{ErrorKind, ToolError};
 use crate::spec::{SourceLocation, ToolSpec};
-use crate::tool::{BoxFuture, Tool, ToolArgs, ToolOutput};
+use crate::tool::{Tool, ToolArgs, ToolFuture, ToolOutput};
 
 /// One `#[tool]` function, collected at link time by `inventory`.
 pub struct ToolRegistration {
@@ -357,12 +357,8 @@ impl Tool for StaticTool {
         self.0.deps_type()
     }
 
-    fn call(
-        &self,
-        args: ToolArgs<'_>,
-        call: CallContext,
-    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        self.0.call(args, call)
+    fn prepare(&self, args: ToolArgs<'_>, call: CallContext) -> Result<ToolFuture, ToolError> {
+        self.0.prepare(args, call)
     }
 }
 

@@ -12,8 +12,11 @@ use crate::error::ToolError;
 use crate::page::PageInfo;
 use crate::spec::ToolSpec;
 
-/// A boxed, `Send` future: what [`Tool::call`] returns.
+/// A boxed, `Send` future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The future that runs one prepared call of a tool.
+pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 
 /// The arguments of one call, as the model sent them.
 ///
@@ -133,13 +136,18 @@ pub trait Tool: Send + Sync + 'static {
     /// The deps type this tool's context needs, or `None` when it works with any.
     fn deps_type(&self) -> Option<DepsType>;
 
-    /// Parses `args`, injects the context from `call` and runs the tool.
+    /// Prepares one call: parses and validates `args` and builds the context from `call`.
     ///
-    /// Arguments are parsed before the future is created, so an argument error is reported
-    /// without running anything.
-    fn call(
-        &self,
-        args: ToolArgs<'_>,
-        call: CallContext,
-    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
+    /// An error here (`invalid_arguments`, or `internal` for a context the runtime cannot
+    /// provide) means nothing ran. The returned future runs the tool when polled; preparing
+    /// again from the same arguments gives a fresh attempt.
+    fn prepare(&self, args: ToolArgs<'_>, call: CallContext) -> Result<ToolFuture, ToolError>;
+
+    /// Prepares and runs one call.
+    fn call(&self, args: ToolArgs<'_>, call: CallContext) -> ToolFuture {
+        match self.prepare(args, call) {
+            Ok(future) => future,
+            Err(error) => Box::pin(std::future::ready(Err(error))),
+        }
+    }
 }

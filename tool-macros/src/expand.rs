@@ -84,11 +84,11 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
                     #deps_type
                 }
 
-                fn call(
+                fn prepare(
                     &self,
                     args: #p::ToolArgs<'_>,
                     call: #p::CallContext,
-                ) -> #p::BoxFuture<'static, #p::Result<#p::ToolOutput, #p::ToolError>> {
+                ) -> #p::Result<#p::ToolFuture, #p::ToolError> {
                     #call
                 }
             }
@@ -313,7 +313,7 @@ fn call_body(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
                     let #context_var: #core =
                         match <#core as #p::FromCallContext>::from_call_context(&call) {
                             #p::Result::Ok(context) => context,
-                            #p::Result::Err(error) => return #p::ready_err(error),
+                            #p::Result::Err(error) => return #p::Result::Err(error),
                         };
                 },
                 quote!(let #mutability #context_var = #context_var;),
@@ -351,7 +351,7 @@ fn call_body(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
     quote! {
         let #parsed: __ToolArgs = match #p::parse_args(args) {
             #p::Result::Ok(parsed) => parsed,
-            #p::Result::Err(error) => return #p::ready_err(error),
+            #p::Result::Err(error) => return #p::Result::Err(error),
         };
         #make_context
         #future

@@ -75,23 +75,20 @@ const _: () = {
         ) -> ::tool_runtime::__private::Option<::tool_runtime::__private::DepsType> {
             <RunContext as ::tool_runtime::__private::FromCallContext>::deps_type()
         }
-        fn call(
+        fn prepare(
             &self,
             args: ::tool_runtime::__private::ToolArgs<'_>,
             call: ::tool_runtime::__private::CallContext,
-        ) -> ::tool_runtime::__private::BoxFuture<
-            'static,
-            ::tool_runtime::__private::Result<
-                ::tool_runtime::__private::ToolOutput,
-                ::tool_runtime::__private::ToolError,
-            >,
+        ) -> ::tool_runtime::__private::Result<
+            ::tool_runtime::__private::ToolFuture,
+            ::tool_runtime::__private::ToolError,
         > {
             let __parsed: __ToolArgs = match ::tool_runtime::__private::parse_args(
                 args,
             ) {
                 ::tool_runtime::__private::Result::Ok(parsed) => parsed,
                 ::tool_runtime::__private::Result::Err(error) => {
-                    return ::tool_runtime::__private::ready_err(error);
+                    return ::tool_runtime::__private::Result::Err(error);
                 }
             };
             let __context: RunContext = match <RunContext as ::tool_runtime::__private::FromCallContext>::from_call_context(
@@ -99,7 +96,7 @@ const _: () = {
             ) {
                 ::tool_runtime::__private::Result::Ok(context) => context,
                 ::tool_runtime::__private::Result::Err(error) => {
-                    return ::tool_runtime::__private::ready_err(error);
+                    return ::tool_runtime::__private::Result::Err(error);
                 }
             };
             ::tool_runtime::__private::box_future(async move {

@@ -103,21 +103,18 @@ const _: () = {
                 SupportDeps,
             > as ::tool_core::__private::FromCallContext>::deps_type()
         }
-        fn call(
+        fn prepare(
             &self,
             args: ::tool_core::__private::ToolArgs<'_>,
             call: ::tool_core::__private::CallContext,
-        ) -> ::tool_core::__private::BoxFuture<
-            'static,
-            ::tool_core::__private::Result<
-                ::tool_core::__private::ToolOutput,
-                ::tool_core::__private::ToolError,
-            >,
+        ) -> ::tool_core::__private::Result<
+            ::tool_core::__private::ToolFuture,
+            ::tool_core::__private::ToolError,
         > {
             let __parsed: __ToolArgs = match ::tool_core::__private::parse_args(args) {
                 ::tool_core::__private::Result::Ok(parsed) => parsed,
                 ::tool_core::__private::Result::Err(error) => {
-                    return ::tool_core::__private::ready_err(error);
+                    return ::tool_core::__private::Result::Err(error);
                 }
             };
             let __context: RunContext<SupportDeps> = match <RunContext<
@@ -125,7 +122,7 @@ const _: () = {
             > as ::tool_core::__private::FromCallContext>::from_call_context(&call) {
                 ::tool_core::__private::Result::Ok(context) => context,
                 ::tool_core::__private::Result::Err(error) => {
-                    return ::tool_core::__private::ready_err(error);
+                    return ::tool_core::__private::Result::Err(error);
                 }
             };
             ::tool_core::__private::box_future(async move {
