@@ -37,6 +37,16 @@ pub fn registered_tools() -> impl Iterator<Item = &'static dyn Tool> {
         .map(ToolRegistration::tool)
 }
 
+/// Every `#[tool]` linked into the program that works with deps `D` (typed to `D`, or
+/// deps-agnostic), as shared handles.
+pub fn inventory_tools<D: Any + Send + Sync>() -> Vec<Arc<dyn Tool>> {
+    let deps = DepsType::of::<D>();
+    registered_tools()
+        .filter(|tool| tool.deps_type().is_none_or(|needed| needed == deps))
+        .map(static_tool)
+        .collect()
+}
+
 /// Implemented by the marker type the `#[tool]` macro generates next to each function, so a
 /// tool can be named by its function's path in [`tools!`](crate::tools).
 #[diagnostic::on_unimplemented(
@@ -172,11 +182,7 @@ impl Registry {
     /// Every `#[tool]` linked into the program that works with deps `D`: tools whose context
     /// is typed to other deps are left out, deps-agnostic tools are included.
     pub fn from_inventory<D: Any + Send + Sync>() -> Result<Self, RegistryError> {
-        let deps = DepsType::of::<D>();
-        let tools = registered_tools()
-            .filter(|tool| tool.deps_type().is_none_or(|needed| needed == deps))
-            .map(static_tool);
-        Self::build(deps, tools)
+        Self::build(DepsType::of::<D>(), inventory_tools::<D>())
     }
 
     /// Exactly the given tools, for deps `D`. A tool typed to other deps is an error.

@@ -1,0 +1,296 @@
+//! Dynamic tools: a tool built at run time from a raw JSON Schema and an async closure, to
+//! wrap remote or generated tools. Arguments are validated against the schema by a real JSON
+//! Schema validator, so every wrong field is named by its path.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tool_core::schema;
+use tool_core::{
+    CallContext, DepsType, OutputPolicy, RiskLevel, RunContext, SourceLocation, Tool, ToolArgs,
+    ToolError, ToolExecution, ToolFuture, ToolHints, ToolOutput, ToolSpec,
+};
+
+type Handler = dyn Fn(Value, RunContext) -> ToolFuture + Send + Sync;
+
+/// A dynamic tool could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DynamicToolError {
+    /// The name is not accepted by every provider.
+    #[error(
+        "tool name `{0}` is not accepted by every provider: use letters, digits, `_` and `-`, start with a letter or `_`, at most 64 characters"
+    )]
+    InvalidName(String),
+    /// The schema is not a valid JSON Schema.
+    #[error("the schema of tool `{name}` is not a valid JSON Schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// What the validator said.
+        reason: String,
+    },
+    /// The schema's root is not an object schema.
+    #[error("the schema of tool `{0}` must describe an object (`\"type\": \"object\"`)")]
+    NotAnObject(String),
+    /// No handler was given.
+    #[error("tool `{0}` has no handler")]
+    NoHandler(String),
+}
+
+/// A tool defined at run time.
+pub struct DynamicTool {
+    spec: ToolSpec,
+    validator: jsonschema::Validator,
+    handler: Arc<Handler>,
+}
+
+impl std::fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicTool")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DynamicTool {
+    /// Starts a dynamic tool with its name, description and the JSON Schema of its arguments.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::DynamicTool;
+    ///
+    /// let weather = DynamicTool::builder(
+    ///     "get_weather",
+    ///     "Current weather of a city.",
+    ///     json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    /// )
+    /// .read_only()
+    /// .handler(|args, _ctx| async move { Ok(json!({"city": args["city"], "sky": "clear"})) })
+    /// .build();
+    /// assert!(weather.is_ok());
+    /// ```
+    #[track_caller]
+    pub fn builder(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+        schema: Value,
+    ) -> DynamicToolBuilder {
+        DynamicToolBuilder {
+            name: name.into(),
+            description: description.into(),
+            schema,
+            location: SourceLocation::caller(),
+            execution: ToolExecution::UNKNOWN,
+            hints: ToolHints::default(),
+            risk: None,
+            resources: Vec::new(),
+            timeout: None,
+            max_output_chars: None,
+            version: None,
+            title: None,
+            handler: None,
+        }
+    }
+
+    /// Validates `arguments` against the schema: every error, each named by its path.
+    fn validate(&self, arguments: &Value) -> Result<(), ToolError> {
+        let errors: Vec<(String, String)> = self
+            .validator
+            .iter_errors(arguments)
+            .map(|error| (error.instance_path().to_string(), error.to_string()))
+            .collect();
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let message = errors
+            .iter()
+            .map(|(path, message)| {
+                if path.is_empty() {
+                    message.clone()
+                } else {
+                    format!("`{path}`: {message}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let details: Vec<Value> = errors
+            .into_iter()
+            .map(|(path, message)| serde_json::json!({ "path": path, "message": message }))
+            .collect();
+        Err(ToolError::invalid_arguments(message)
+            .with_details(serde_json::json!({ "errors": details })))
+    }
+}
+
+impl Tool for DynamicTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn deps_type(&self) -> Option<DepsType> {
+        None
+    }
+
+    fn prepare(&self, args: ToolArgs<'_>, call: CallContext) -> Result<ToolFuture, ToolError> {
+        let mut arguments = args.into_value()?;
+        if arguments.is_null() {
+            arguments = Value::Object(serde_json::Map::new());
+        }
+        self.validate(&arguments)?;
+        Ok((self.handler)(arguments, RunContext::untyped(&call)))
+    }
+}
+
+/// Builds a [`DynamicTool`].
+#[must_use]
+pub struct DynamicToolBuilder {
+    name: Cow<'static, str>,
+    description: Cow<'static, str>,
+    schema: Value,
+    location: SourceLocation,
+    execution: ToolExecution,
+    hints: ToolHints,
+    risk: Option<RiskLevel>,
+    resources: Vec<Cow<'static, str>>,
+    timeout: Option<Duration>,
+    max_output_chars: Option<usize>,
+    version: Option<Cow<'static, str>>,
+    title: Option<Cow<'static, str>>,
+    handler: Option<Arc<Handler>>,
+}
+
+impl DynamicToolBuilder {
+    /// Marks the tool read-only (parallel safe).
+    pub fn read_only(mut self) -> Self {
+        self.execution = ToolExecution::READ_ONLY;
+        self.hints.idempotent = true;
+        self
+    }
+
+    /// Sets the execution semantics.
+    pub fn execution(mut self, execution: ToolExecution) -> Self {
+        self.execution = execution;
+        self
+    }
+
+    /// Sets the behaviour hints.
+    pub fn hints(mut self, hints: ToolHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// Sets the risk level (default: `read` for read-only tools, `write` otherwise).
+    pub fn risk(mut self, risk: RiskLevel) -> Self {
+        self.risk = Some(risk);
+        self
+    }
+
+    /// Declares a resource the tool touches.
+    pub fn resource(mut self, resource: impl Into<Cow<'static, str>>) -> Self {
+        self.resources.push(resource.into());
+        self
+    }
+
+    /// Sets the tool's own timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the most output characters the model receives.
+    pub fn max_output_chars(mut self, max: usize) -> Self {
+        self.max_output_chars = Some(max);
+        self
+    }
+
+    /// Sets the version.
+    pub fn version(mut self, version: impl Into<Cow<'static, str>>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets what runs: the validated arguments and an untyped context in, a JSON value out.
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Value, RunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.handler = Some(Arc::new(move |arguments, ctx| {
+            let future = handler(arguments, ctx);
+            Box::pin(async move {
+                let value = future.await?;
+                ToolOutput::from_serialize(&value)
+            })
+        }));
+        self
+    }
+
+    /// Checks the name and the schema and builds the tool.
+    pub fn build(self) -> Result<DynamicTool, DynamicToolError> {
+        let name = self.name.to_string();
+        if !is_portable_name(&name) {
+            return Err(DynamicToolError::InvalidName(name));
+        }
+        let mut input_schema = self.schema;
+        if !input_schema.is_object() || input_schema.get("type").is_some_and(|ty| ty != "object") {
+            return Err(DynamicToolError::NotAnObject(name));
+        }
+        schema::canonicalize(&mut input_schema);
+        schema::close_root(&mut input_schema);
+        let validator = jsonschema::validator_for(&input_schema).map_err(|error| {
+            DynamicToolError::InvalidSchema {
+                name: name.clone(),
+                reason: error.to_string(),
+            }
+        })?;
+        let handler = self
+            .handler
+            .ok_or_else(|| DynamicToolError::NoHandler(name.clone()))?;
+        let risk = self.risk.unwrap_or(if self.execution.read_only {
+            RiskLevel::Read
+        } else {
+            RiskLevel::Write
+        });
+        let mut spec = ToolSpec::new(self.name, self.description, input_schema)
+            .with_execution(self.execution)
+            .with_hints(self.hints)
+            .with_risk(risk)
+            .with_resources(self.resources)
+            .with_timeout(self.timeout)
+            .with_output(OutputPolicy {
+                max_chars: self.max_output_chars,
+            })
+            .with_location(self.location);
+        if let Some(version) = self.version {
+            spec = spec.with_version(version);
+        }
+        if let Some(title) = self.title {
+            spec = spec.with_title(title);
+        }
+        Ok(DynamicTool {
+            spec,
+            validator,
+            handler,
+        })
+    }
+}
+
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`: the rule every provider's tool names satisfy.
+fn is_portable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}

@@ -1,0 +1,148 @@
+//! What the runtime answers: one [`Observation`] per call, and the [`TurnReport`] of a turn.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use tool_core::{PageInfo, ToolError};
+
+/// How one call ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool succeeded; `content` is what the model reads (redacted, truncated with a
+    /// notice when too long, with a page notice for a pagination tool).
+    Success {
+        /// The text for the model.
+        content: String,
+    },
+    /// The call failed; the error says why, in a form the model can act on.
+    Error {
+        /// The error, with its stable `kind`.
+        error: ToolError,
+    },
+}
+
+/// The answer to one call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observation {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// The tool the model named.
+    pub tool: String,
+    /// The tool's version, when it declares one (and the tool exists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<String>,
+    /// Success or error.
+    pub outcome: Outcome,
+    /// Whether the content was cut to fit the output limit.
+    pub truncated: bool,
+    /// How many secrets were redacted from the content.
+    pub redactions: usize,
+    /// The id under which the full output was kept, when it was cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+    /// Page metadata, for a pagination tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageInfo>,
+    /// Time from the start of the call to its answer (all attempts and backoff included).
+    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
+    pub elapsed: Duration,
+    /// How many times the tool ran (0 when the call was rejected before running).
+    pub attempts: u32,
+    /// The batch the call ran in, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
+}
+
+fn millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Observation {
+    /// Whether the call succeeded.
+    pub fn is_success(&self) -> bool {
+        matches!(self.outcome, Outcome::Success { .. })
+    }
+
+    /// The content, when the call succeeded.
+    pub fn content(&self) -> Option<&str> {
+        match &self.outcome {
+            Outcome::Success { content } => Some(content),
+            Outcome::Error { .. } => None,
+        }
+    }
+
+    /// The error, when the call failed.
+    pub fn error(&self) -> Option<&ToolError> {
+        match &self.outcome {
+            Outcome::Success { .. } => None,
+            Outcome::Error { error } => Some(error),
+        }
+    }
+
+    /// The error's kind (`"timeout"`, ...), when the call failed.
+    pub fn error_kind(&self) -> Option<&str> {
+        self.error().map(|error| error.kind().as_str())
+    }
+
+    /// What the model reads: the content, or the error rendered as JSON.
+    pub fn text_for_model(&self) -> String {
+        match &self.outcome {
+            Outcome::Success { content } => content.clone(),
+            Outcome::Error { error } => {
+                serde_json::to_string(&serde_json::json!({ "error": error }))
+                    .unwrap_or_else(|_| error.to_string())
+            }
+        }
+    }
+}
+
+/// Calls that ran together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Batch {
+    /// The batch's position in the turn.
+    pub index: usize,
+    /// The ids of the calls in it, in call order.
+    pub call_ids: Vec<String>,
+    /// Whether its calls ran concurrently (a batch of parallel-safe calls) or it is one
+    /// serial call.
+    pub concurrent: bool,
+}
+
+/// Everything a turn produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnReport {
+    /// One observation per call, in the order the model issued the calls.
+    pub observations: Vec<Observation>,
+    /// Which calls ran together, in order. Calls rejected while planning are in no batch.
+    pub batches: Vec<Batch>,
+    /// Wall time of the whole turn.
+    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
+    pub elapsed: Duration,
+}
+
+impl TurnReport {
+    /// The observation answering `call_id`.
+    pub fn get(&self, call_id: &str) -> Option<&Observation> {
+        self.observations
+            .iter()
+            .find(|observation| observation.call_id == call_id)
+    }
+
+    /// The batches as lists of call ids, for a compact view of the schedule.
+    pub fn schedule(&self) -> Vec<Vec<&str>> {
+        self.batches
+            .iter()
+            .map(|batch| batch.call_ids.iter().map(String::as_str).collect())
+            .collect()
+    }
+}
+
+impl IntoIterator for TurnReport {
+    type Item = Observation;
+    type IntoIter = std::vec::IntoIter<Observation>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.observations.into_iter()
+    }
+}

@@ -1,0 +1,197 @@
+//! Secret redaction: API keys of the common providers, bearer tokens, private key blocks and
+//! passwords in URLs are replaced by `[REDACTED:<name>]` before the model sees a tool's output.
+
+use std::borrow::Cow;
+
+use regex::{Regex, RegexSet};
+
+/// A named pattern of secrets. When the regex has a group named `secret`, only that group is
+/// replaced (`https://user:[REDACTED:url_password]@host`); otherwise the whole match is.
+#[derive(Debug, Clone)]
+pub struct SecretPattern {
+    name: String,
+    regex: Regex,
+}
+
+impl SecretPattern {
+    /// A pattern; `name` appears in the replacement, `[REDACTED:name]`.
+    pub fn new(name: impl Into<String>, regex: &str) -> Result<Self, regex::Error> {
+        Ok(Self {
+            name: name.into(),
+            regex: Regex::new(regex)?,
+        })
+    }
+
+    /// The pattern's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// The built-in patterns, most specific first.
+const DEFAULT_PATTERNS: &[(&str, &str)] = &[
+    (
+        "private_key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    ),
+    ("anthropic_api_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    (
+        "stripe_secret_key",
+        r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
+    ),
+    ("openai_api_key", r"\bsk-[A-Za-z0-9_-]{20,}"),
+    ("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    (
+        "aws_secret_access_key",
+        r#"(?i)aws_secret_access_key["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})"#,
+    ),
+    (
+        "github_token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+    ),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    (
+        "jwt",
+        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    ),
+    (
+        "bearer_token",
+        r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)",
+    ),
+    (
+        "url_password",
+        r#"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']+:(?P<secret>[^@\s/"']+)@"#,
+    ),
+];
+
+/// Finds and replaces secrets.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    patterns: Vec<SecretPattern>,
+    any: RegexSet,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        let patterns = DEFAULT_PATTERNS
+            .iter()
+            .filter_map(|(name, regex)| SecretPattern::new(*name, regex).ok())
+            .collect();
+        Self::new(patterns)
+    }
+}
+
+impl Redactor {
+    /// A redactor for exactly these patterns.
+    pub fn new(patterns: Vec<SecretPattern>) -> Self {
+        let any = RegexSet::new(patterns.iter().map(|pattern| pattern.regex.as_str()))
+            .unwrap_or_else(|_| RegexSet::empty());
+        Self { patterns, any }
+    }
+
+    /// A redactor that redacts nothing.
+    pub fn disabled() -> Self {
+        Self::new(Vec::new())
+    }
+
+    /// The built-in patterns plus `extra`.
+    pub fn with_patterns(extra: impl IntoIterator<Item = SecretPattern>) -> Self {
+        let mut patterns = Self::default().patterns;
+        patterns.extend(extra);
+        Self::new(patterns)
+    }
+
+    /// The patterns, in the order they are applied.
+    pub fn patterns(&self) -> &[SecretPattern] {
+        &self.patterns
+    }
+
+    /// `text` with every secret replaced, and how many were.
+    pub fn redact<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
+        let matched = self.any.matches(text);
+        if !matched.matched_any() {
+            return (Cow::Borrowed(text), 0);
+        }
+        let mut text = text.to_owned();
+        let mut count = 0;
+        for index in matched.iter() {
+            let pattern = &self.patterns[index];
+            let replacement = format!("[REDACTED:{}]", pattern.name);
+            let mut ranges = Vec::new();
+            for captures in pattern.regex.captures_iter(&text) {
+                let whole = captures.get(0);
+                if let Some(secret) = captures.name("secret").or(whole) {
+                    ranges.push(secret.range());
+                }
+            }
+            count += ranges.len();
+            for range in ranges.into_iter().rev() {
+                text.replace_range(range, &replacement);
+            }
+        }
+        (Cow::Owned(text), count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact(text: &str) -> (String, usize) {
+        let (text, count) = Redactor::default().redact(text);
+        (text.into_owned(), count)
+    }
+
+    #[test]
+    fn provider_keys_are_replaced_with_their_names() {
+        assert_eq!(
+            redact(
+                "key=sk-proj-abcdefghijklmnopqrstuvwx1234 and sk-ant-api03-abcdefghijklmnopqrstuv"
+            ),
+            (
+                "key=[REDACTED:openai_api_key] and [REDACTED:anthropic_api_key]".to_owned(),
+                2
+            )
+        );
+        assert_eq!(
+            redact("AKIAIOSFODNN7EXAMPLE ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"),
+            (
+                "[REDACTED:aws_access_key_id] [REDACTED:github_token]".to_owned(),
+                2
+            )
+        );
+        assert_eq!(
+            redact("AIzaSyA-0123456789abcdefghijklmnopqrstu"),
+            ("[REDACTED:google_api_key]".to_owned(), 1)
+        );
+    }
+
+    #[test]
+    fn only_the_secret_part_of_urls_and_headers_goes() {
+        assert_eq!(
+            redact(r#"{"url":"https://deploy:hunter2@db.example/v1","auth":"Bearer abc.def.ghi-123"}"#),
+            (
+                r#"{"url":"https://deploy:[REDACTED:url_password]@db.example/v1","auth":"Bearer [REDACTED:bearer_token]"}"#
+                    .to_owned(),
+                2
+            )
+        );
+    }
+
+    #[test]
+    fn private_key_blocks_go_whole_even_json_escaped() {
+        let text = "before \"-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEA\\n-----END RSA PRIVATE KEY-----\" after";
+        assert_eq!(
+            redact(text),
+            ("before \"[REDACTED:private_key]\" after".to_owned(), 1)
+        );
+    }
+
+    #[test]
+    fn clean_text_is_borrowed_untouched() {
+        let (text, count) = Redactor::default().redact("order A-1024 shipped");
+        assert!(matches!(text, Cow::Borrowed(_)));
+        assert_eq!(count, 0);
+    }
+}

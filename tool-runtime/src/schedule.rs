@@ -1,0 +1,120 @@
+//! The scheduler's rule (DESIGN.md decision 2): consecutive parallel-safe calls form one
+//! concurrent batch; every other call runs alone, in order; two calls whose declared resources
+//! intersect are never in the same batch, even when both are reads.
+
+/// What the scheduler knows of one planned call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot<'a> {
+    /// The call's position in the turn.
+    pub(crate) index: usize,
+    /// Whether the tool may run concurrently with other parallel-safe calls.
+    pub(crate) parallel_safe: bool,
+    /// The resources the tool declares.
+    pub(crate) resources: &'a [String],
+}
+
+/// A group of calls that run together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Group {
+    /// Positions of the calls, in call order.
+    pub(crate) indices: Vec<usize>,
+    /// Whether the calls run concurrently.
+    pub(crate) concurrent: bool,
+}
+
+/// Splits planned calls (in call order) into the groups that run one after another.
+pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Group> {
+    let mut groups = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    let mut held: Vec<&str> = Vec::new();
+    let flush = |current: &mut Vec<usize>, held: &mut Vec<&str>, groups: &mut Vec<Group>| {
+        if !current.is_empty() {
+            groups.push(Group {
+                indices: std::mem::take(current),
+                concurrent: true,
+            });
+            held.clear();
+        }
+    };
+    for slot in slots {
+        if slot.parallel_safe {
+            let conflicts = slot
+                .resources
+                .iter()
+                .any(|resource| held.contains(&resource.as_str()));
+            if conflicts {
+                flush(&mut current, &mut held, &mut groups);
+            }
+            current.push(slot.index);
+            held.extend(slot.resources.iter().map(String::as_str));
+        } else {
+            flush(&mut current, &mut held, &mut groups);
+            groups.push(Group {
+                indices: vec![slot.index],
+                concurrent: false,
+            });
+        }
+    }
+    flush(&mut current, &mut held, &mut groups);
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots<'a>(spec: &[(bool, &'a [String])]) -> Vec<Slot<'a>> {
+        spec.iter()
+            .enumerate()
+            .map(|(index, (parallel_safe, resources))| Slot {
+                index,
+                parallel_safe: *parallel_safe,
+                resources,
+            })
+            .collect()
+    }
+
+    fn indices(groups: &[Group]) -> Vec<Vec<usize>> {
+        groups.iter().map(|group| group.indices.clone()).collect()
+    }
+
+    #[test]
+    fn reads_around_a_write_form_three_batches() {
+        let none: &[String] = &[];
+        let groups = schedule(&slots(&[
+            (true, none),
+            (true, none),
+            (false, none),
+            (true, none),
+            (true, none),
+        ]));
+        assert_eq!(indices(&groups), [vec![0, 1], vec![2], vec![3, 4]]);
+        assert_eq!(
+            groups
+                .iter()
+                .map(|group| group.concurrent)
+                .collect::<Vec<_>>(),
+            [true, false, true]
+        );
+    }
+
+    #[test]
+    fn shared_resources_split_a_batch_of_reads() {
+        let disk = ["fs:workspace".to_owned()];
+        let net = ["net".to_owned()];
+        let groups = schedule(&slots(&[
+            (true, &disk),
+            (true, &net),
+            (true, &disk),
+            (true, &net),
+        ]));
+        assert_eq!(indices(&groups), [vec![0, 1], vec![2, 3]]);
+    }
+
+    #[test]
+    fn serial_calls_stand_alone() {
+        let none: &[String] = &[];
+        let groups = schedule(&slots(&[(false, none), (false, none)]));
+        assert_eq!(indices(&groups), [vec![0], vec![1]]);
+    }
+}
