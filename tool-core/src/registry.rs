@@ -313,18 +313,36 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// The closest of `candidates` to `name`, when one is close enough to be a likely typo.
+/// The closest of `candidates` to `name`, when one is close enough to be a likely typo or a
+/// longer or shorter form of the same name (`lookup_order` for `lookup`).
 pub fn nearest_name<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let lowered = name.to_ascii_lowercase();
     candidates
         .iter()
-        .map(|candidate| {
-            let distance = edit_distance(&lowered, &candidate.to_ascii_lowercase());
-            (distance, *candidate)
+        .filter_map(|candidate| {
+            let other = candidate.to_ascii_lowercase();
+            let distance = edit_distance(&lowered, &other);
+            let typo = distance <= (candidate.len().max(name.len()) / 3).max(2);
+            let contained =
+                other.len() >= 3 && (lowered.contains(&other) || other.contains(&lowered));
+            let same_words = words_within(&other, &lowered) || words_within(&lowered, &other);
+            (typo || contained || same_words).then_some((distance, *candidate))
         })
-        .filter(|(distance, candidate)| *distance <= (candidate.len().max(name.len()) / 3).max(2))
         .min()
         .map(|(_, candidate)| candidate)
+}
+
+/// Whether every word of `few` (split at `_` and `-`) is a word of `many`.
+fn words_within(few: &str, many: &str) -> bool {
+    let many: Vec<&str> = many
+        .split(['_', '-'])
+        .filter(|word| !word.is_empty())
+        .collect();
+    let mut few = few
+        .split(['_', '-'])
+        .filter(|word| !word.is_empty())
+        .peekable();
+    few.peek().is_some() && few.all(|word| many.contains(&word))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -380,6 +398,11 @@ mod tests {
             Some("get_order_status")
         );
         assert_eq!(nearest_name("searchOrders", &names), Some("search_orders"));
+        assert_eq!(nearest_name("search", &names), Some("search_orders"));
+        assert_eq!(
+            nearest_name("create_support_ticket", &names),
+            Some("create_ticket")
+        );
         assert_eq!(nearest_name("launch_rocket", &names), None);
     }
 }

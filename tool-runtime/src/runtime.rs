@@ -101,9 +101,16 @@ impl<D: Any + Send + Sync> Runtime<D> {
         cancel: CancellationToken,
     ) -> TurnReport {
         let span = tracing::info_span!("tool_turn", session = session.id(), calls = calls.len());
-        self.run_turn(session, &calls, &cancel)
+        let report = self
+            .run_turn(session, &calls, &cancel)
             .instrument(span)
-            .await
+            .await;
+        for call in calls {
+            if let Arguments::Value(value) = call.arguments {
+                limits::dispose(value);
+            }
+        }
+        report
     }
 
     async fn run_turn(
