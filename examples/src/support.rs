@@ -336,7 +336,7 @@ pub fn get_integration_config() -> serde_json::Value {
     serde_json::json!({
         "provider": "payments",
         "endpoint": "https://deploy:hunter2@payments.internal.example/v1",
-        "api_key": "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+        "api_key": "sk_live_4f9a8b7c6d5e4f3a2b1c0d9e",
         "retries": 3
     })
 }

@@ -1,0 +1,79 @@
+//! The main job's built-in transcript, run in virtual time: each turn shows what it claims to.
+
+use examples::support::SupportDeps;
+use serde::Deserialize;
+use tool_runtime::{Runtime, Session, ToolCall, TurnReport};
+
+#[derive(Deserialize)]
+struct Transcript {
+    session: String,
+    turns: Vec<Turn>,
+}
+
+#[derive(Deserialize)]
+struct Turn {
+    calls: Vec<ToolCall>,
+}
+
+async fn run_transcript() -> Vec<TurnReport> {
+    let text = include_str!("../../examples/transcripts/support_desk.json");
+    let transcript: Transcript = match serde_json::from_str(text) {
+        Ok(transcript) => transcript,
+        Err(error) => panic!("transcript: {error}"),
+    };
+    let runtime = match Runtime::builder(SupportDeps::demo()).build() {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("runtime: {error}"),
+    };
+    let session = Session::new(transcript.session);
+    let mut reports: Vec<TurnReport> = Vec::new();
+    for turn in transcript.turns {
+        let calls = turn
+            .calls
+            .into_iter()
+            .map(|mut call| {
+                if let tool_runtime::Arguments::Json(text) = &mut call.arguments {
+                    for observation in reports.iter().flat_map(|report| &report.observations) {
+                        if let Some(artifact) = &observation.artifact {
+                            *text = text.replace(&format!("$artifact_of:{}", observation.call_id), artifact);
+                        }
+                    }
+                }
+                call
+            })
+            .collect();
+        reports.push(runtime.execute(&session, calls).await);
+    }
+    reports
+}
+
+fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
+    report.observations.iter().map(|o| o.error_kind()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_built_in_session_shows_each_behaviour() {
+    let reports = run_transcript().await;
+    assert_eq!(reports.len(), 7);
+    assert_eq!(reports[0].schedule(), [vec!["call_01", "call_02", "call_03"]]);
+    assert_eq!(
+        reports[1].schedule(),
+        [vec!["call_04", "call_05"], vec!["call_06"], vec!["call_07", "call_08"]]
+    );
+    assert_eq!(
+        kinds(&reports[2]),
+        [
+            Some("unknown_tool"),
+            Some("invalid_arguments"),
+            None,
+            Some("invalid_arguments"),
+            Some("invalid_arguments")
+        ]
+    );
+    assert_eq!(kinds(&reports[3]), [Some("timeout"), None]);
+    assert!(reports[4].observations[0].truncated);
+    assert_eq!(kinds(&reports[5]), [None, None]);
+    assert_eq!(reports[5].observations[1].redactions, 2);
+    assert_eq!(reports[6].schedule(), [vec!["call_19"]]);
+    assert!(!reports[6].batches[0].concurrent);
+}
