@@ -10,18 +10,21 @@ use crate::tool::ToolArgs;
 ///
 /// The fast path deserializes directly; only when that fails is the input parsed again to
 /// find the path of the offending field, so a valid call pays nothing for good errors.
+#[inline]
 pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolError> {
     match args {
         ToolArgs::Json(text) => {
-            let trimmed = text.trim();
-            let text = if trimmed.is_empty() || trimmed == "null" {
-                "{}"
-            } else {
-                text
+            // The usual case, an object, goes straight to the parser.
+            let text = match text.trim_start().as_bytes().first() {
+                _ if text.starts_with('{') => text,
+                Some(b'{') => text,
+                None => "{}",
+                Some(_) if text.trim() == "null" => "{}",
+                Some(_) => match non_object_json(text) {
+                    Some(found) => return Err(not_an_object(found)),
+                    None => text,
+                },
             };
-            if let Some(found) = non_object_json(text) {
-                return Err(not_an_object(found));
-            }
             match serde_json::from_str::<A>(text) {
                 Ok(parsed) => Ok(parsed),
                 Err(error) if error.is_syntax() || error.is_eof() => Err(malformed_json(error)),

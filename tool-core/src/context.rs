@@ -6,6 +6,7 @@
 
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::error::{ErrorKind, ToolError};
@@ -55,10 +56,17 @@ pub trait ToolInvoker: Send + Sync {
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
 }
 
-/// The untyped context the runtime hands to [`crate::Tool::call`]: the session's deps (type
-/// erased) and the identity of the call.
+/// The untyped context the runtime hands to [`crate::Tool::prepare`]: the session's deps
+/// (type erased) and the identity of the call.
+///
+/// One shared allocation: cloning it is one reference-count increment.
 #[derive(Clone)]
 pub struct CallContext {
+    info: Arc<CallInfo>,
+}
+
+#[derive(Clone)]
+struct CallInfo {
     deps: Arc<AnyDeps>,
     deps_type: DepsType,
     session_id: Arc<str>,
@@ -77,20 +85,22 @@ impl CallContext {
         tool_name: impl Into<Arc<str>>,
     ) -> Self {
         Self {
-            deps,
-            deps_type: DepsType::of::<D>(),
-            session_id: session_id.into(),
-            call_id: call_id.into(),
-            tool_name: tool_name.into(),
-            depth: 0,
-            invoker: None,
+            info: Arc::new(CallInfo {
+                deps,
+                deps_type: DepsType::of::<D>(),
+                session_id: session_id.into(),
+                call_id: call_id.into(),
+                tool_name: tool_name.into(),
+                depth: 0,
+                invoker: None,
+            }),
         }
     }
 
     /// Lets tools called with this context call other tools through `invoker`.
     #[must_use]
     pub fn with_invoker(mut self, invoker: Arc<dyn ToolInvoker>) -> Self {
-        self.invoker = Some(invoker);
+        Arc::make_mut(&mut self.info).invoker = Some(invoker);
         self
     }
 
@@ -98,62 +108,64 @@ impl CallContext {
     #[must_use]
     pub fn nested(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> Self {
         Self {
-            call_id: call_id.into(),
-            tool_name: tool_name.into(),
-            depth: self.depth + 1,
-            ..self.clone()
+            info: Arc::new(CallInfo {
+                call_id: call_id.into(),
+                tool_name: tool_name.into(),
+                depth: self.info.depth + 1,
+                ..CallInfo::clone(&self.info)
+            }),
         }
     }
 
     /// The session this call belongs to.
     pub fn session_id(&self) -> &str {
-        &self.session_id
+        &self.info.session_id
     }
 
     /// The id the model gave this call.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        &self.info.call_id
     }
 
     /// The tool being called.
     pub fn tool_name(&self) -> &str {
-        &self.tool_name
+        &self.info.tool_name
     }
 
     /// How many tool calls enclose this one (0 for a call the model made).
     pub fn depth(&self) -> u32 {
-        self.depth
+        self.info.depth
     }
 
     /// The deps type this context carries.
     pub fn deps_type(&self) -> DepsType {
-        self.deps_type
+        self.info.deps_type
     }
 
     /// The deps, untyped.
     pub fn deps_any(&self) -> &Arc<AnyDeps> {
-        &self.deps
+        &self.info.deps
     }
 
     /// The deps as `D`, when they are a `D`.
     pub fn deps<D: Any + Send + Sync>(&self) -> Option<Arc<D>> {
-        Arc::clone(&self.deps).downcast::<D>().ok()
+        Arc::clone(&self.info.deps).downcast::<D>().ok()
     }
 
     /// The invoker for nested calls, when the runtime provided one.
     pub fn invoker(&self) -> Option<&Arc<dyn ToolInvoker>> {
-        self.invoker.as_ref()
+        self.info.invoker.as_ref()
     }
 }
 
 impl fmt::Debug for CallContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallContext")
-            .field("deps_type", &self.deps_type.name)
-            .field("session_id", &self.session_id)
-            .field("call_id", &self.call_id)
-            .field("tool_name", &self.tool_name)
-            .field("depth", &self.depth)
+            .field("deps_type", &self.info.deps_type.name)
+            .field("session_id", &self.info.session_id)
+            .field("call_id", &self.info.call_id)
+            .field("tool_name", &self.info.tool_name)
+            .field("depth", &self.info.depth)
             .finish_non_exhaustive()
     }
 }
@@ -168,21 +180,43 @@ impl fmt::Debug for CallContext {
 /// `JsonSchema`, so a context the `#[tool]` macro cannot recognise (behind a type alias) fails
 /// to compile instead of leaking into the schema; mark such a parameter `#[ctx]`.
 pub struct RunContext<D: ?Sized + Send + Sync + 'static = AnyDeps> {
-    deps: Arc<D>,
+    // The deps live in `call`, checked to be a `D` when the context was built; the context
+    // itself is one pointer, so building and dropping it costs one reference count.
     call: CallContext,
+    deps: PhantomData<fn() -> Arc<D>>,
 }
 
-impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
+impl<D: Any + Send + Sync> RunContext<D> {
     /// The session's deps.
     pub fn deps(&self) -> &D {
-        &self.deps
+        match self.call.deps_any().downcast_ref::<D>() {
+            Some(deps) => deps,
+            None => unreachable!("a RunContext<D> is only built for a call whose deps are a D"),
+        }
     }
 
     /// A shared handle to the session's deps.
     pub fn deps_arc(&self) -> Arc<D> {
-        Arc::clone(&self.deps)
+        match self.call.deps::<D>() {
+            Some(deps) => deps,
+            None => unreachable!("a RunContext<D> is only built for a call whose deps are a D"),
+        }
+    }
+}
+
+impl RunContext<AnyDeps> {
+    /// The session's deps, untyped.
+    pub fn deps(&self) -> &AnyDeps {
+        self.call.deps_any().as_ref()
     }
 
+    /// A shared handle to the session's deps, untyped.
+    pub fn deps_arc(&self) -> Arc<AnyDeps> {
+        Arc::clone(self.call.deps_any())
+    }
+}
+
+impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
     /// The session this call belongs to.
     pub fn session_id(&self) -> &str {
         self.call.session_id()
@@ -227,12 +261,17 @@ impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
 impl<D: Any + Send + Sync> RunContext<D> {
     /// A typed context for `call`, when `call` carries deps of type `D`.
     pub fn from_call(call: &CallContext) -> Result<Self, ToolError> {
-        match call.deps::<D>() {
-            Some(deps) => Ok(Self {
-                deps,
-                call: call.clone(),
-            }),
-            None => Err(deps_mismatch(call, DepsType::of::<D>())),
+        Self::from_owned_call(call.clone())
+    }
+
+    fn from_owned_call(call: CallContext) -> Result<Self, ToolError> {
+        if call.deps_any().is::<D>() {
+            Ok(Self {
+                call,
+                deps: PhantomData,
+            })
+        } else {
+            Err(deps_mismatch(&call, DepsType::of::<D>()))
         }
     }
 }
@@ -241,8 +280,8 @@ impl RunContext<AnyDeps> {
     /// An untyped context for `call`.
     pub fn untyped(call: &CallContext) -> Self {
         Self {
-            deps: Arc::clone(call.deps_any()),
             call: call.clone(),
+            deps: PhantomData,
         }
     }
 }
@@ -250,8 +289,8 @@ impl RunContext<AnyDeps> {
 impl<D: ?Sized + Send + Sync + 'static> Clone for RunContext<D> {
     fn clone(&self) -> Self {
         Self {
-            deps: Arc::clone(&self.deps),
             call: self.call.clone(),
+            deps: PhantomData,
         }
     }
 }
@@ -291,7 +330,7 @@ pub trait FromCallContext: Sized {
     fn deps_type() -> Option<DepsType>;
 
     /// Builds the context for one call.
-    fn from_call_context(call: &CallContext) -> Result<Self, ToolError>;
+    fn from_call_context(call: CallContext) -> Result<Self, ToolError>;
 }
 
 impl<D: Any + Send + Sync> FromCallContext for RunContext<D> {
@@ -299,8 +338,8 @@ impl<D: Any + Send + Sync> FromCallContext for RunContext<D> {
         Some(DepsType::of::<D>())
     }
 
-    fn from_call_context(call: &CallContext) -> Result<Self, ToolError> {
-        RunContext::from_call(call)
+    fn from_call_context(call: CallContext) -> Result<Self, ToolError> {
+        RunContext::from_owned_call(call)
     }
 }
 
@@ -309,8 +348,11 @@ impl FromCallContext for RunContext<AnyDeps> {
         None
     }
 
-    fn from_call_context(call: &CallContext) -> Result<Self, ToolError> {
-        Ok(RunContext::untyped(call))
+    fn from_call_context(call: CallContext) -> Result<Self, ToolError> {
+        Ok(RunContext {
+            call,
+            deps: PhantomData,
+        })
     }
 }
 

@@ -66,7 +66,8 @@ impl From<Value> for ToolArgs<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     json: String,
-    page: Option<PageInfo>,
+    // Boxed: most outputs are not pages, and a small `ToolOutput` moves cheaply.
+    page: Option<Box<PageInfo>>,
 }
 
 impl ToolOutput {
@@ -89,7 +90,7 @@ impl ToolOutput {
     /// Attaches page metadata.
     #[must_use]
     pub fn with_page(mut self, page: PageInfo) -> Self {
-        self.page = Some(page);
+        self.page = Some(Box::new(page));
         self
     }
 
@@ -116,7 +117,7 @@ impl ToolOutput {
 
     /// Page metadata, for a pagination tool.
     pub fn page(&self) -> Option<&PageInfo> {
-        self.page.as_ref()
+        self.page.as_deref()
     }
 
     /// The JSON text, consuming the output.

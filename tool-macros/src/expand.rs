@@ -311,7 +311,7 @@ fn call_body(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
             (
                 quote! {
                     let #context_var: #core =
-                        match <#core as #p::FromCallContext>::from_call_context(&call) {
+                        match <#core as #p::FromCallContext>::from_call_context(call) {
                             #p::Result::Ok(context) => context,
                             #p::Result::Err(error) => return #p::Result::Err(error),
                         };

@@ -1,0 +1,127 @@
+//! The governed path: a whole turn through the runtime (plan, schedule, shells, output
+//! policy), for one call and per call in a batch of 64 read-only no-op calls, against the same
+//! hand-written baseline as the dispatch benchmark; and the wall time of 64 calls that each
+//! sleep 10 ms, read-only (concurrent) against writes (serial).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use serde::{Deserialize, Serialize};
+use tool_runtime::{Runtime, Session, ToolCall, tool, tools};
+
+/// Deps of the benchmark.
+pub struct Desk;
+
+/// What the no-op tool returns.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct Echo {
+    order_id: String,
+    ok: bool,
+}
+
+/// Does nothing but echo.
+#[tool(read_only)]
+async fn noop(
+    /// The order id.
+    order_id: String,
+) -> Echo {
+    Echo { order_id, ok: true }
+}
+
+/// Sleeps 10 ms, reading.
+#[tool(read_only)]
+async fn sleep_read() -> u32 {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    1
+}
+
+/// Sleeps 10 ms, writing.
+#[tool(mutates_workspace)]
+async fn sleep_write() -> u32 {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    1
+}
+
+#[derive(Deserialize)]
+struct BaselineArgs {
+    order_id: String,
+}
+
+const ARGS: &str = r#"{"order_id":"A-1024"}"#;
+
+fn calls(count: usize, name: &str, args: &str) -> Vec<ToolCall> {
+    (0..count)
+        .map(|n| ToolCall::new(format!("call_{n}"), name, args))
+        .collect()
+}
+
+fn runtime() -> Runtime<Desk> {
+    match Runtime::builder(Desk)
+        .tools(tools![noop, sleep_read, sleep_write])
+        .max_concurrency(64)
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("{error}"),
+    }
+}
+
+fn governed(c: &mut Criterion) {
+    let Ok(executor) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        panic!("executor");
+    };
+    let runtime = runtime();
+    let session = Session::new("bench");
+
+    let mut group = c.benchmark_group("governed");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("baseline: from_str + direct call + to_string", |b| {
+        b.iter(|| {
+            let args: BaselineArgs = serde_json::from_str(black_box(ARGS)).unwrap_or_else(|_| unreachable!());
+            let echo = Echo { order_id: args.order_id, ok: true };
+            black_box(serde_json::to_string(&echo).unwrap_or_default())
+        });
+    });
+    group.bench_function("one call, whole turn", |b| {
+        b.iter_batched(
+            || calls(1, "noop", ARGS),
+            |calls| black_box(executor.block_on(runtime.execute(&session, calls))),
+            BatchSize::SmallInput,
+        );
+    });
+    group.throughput(Throughput::Elements(64));
+    group.bench_function("64 read-only calls, one turn", |b| {
+        b.iter_batched(
+            || calls(64, "noop", ARGS),
+            |calls| black_box(executor.block_on(runtime.execute(&session, calls))),
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+fn sleeping(c: &mut Criterion) {
+    let Ok(executor) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        panic!("executor");
+    };
+    let runtime = runtime();
+    let session = Session::new("bench");
+
+    let mut group = c.benchmark_group("sleeping_64");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(8));
+    group.bench_function("one 10 ms call", |b| {
+        b.iter(|| executor.block_on(runtime.execute(&session, calls(1, "sleep_read", "{}"))));
+    });
+    group.bench_function("64 read-only 10 ms calls", |b| {
+        b.iter(|| executor.block_on(runtime.execute(&session, calls(64, "sleep_read", "{}"))));
+    });
+    group.bench_function("64 write 10 ms calls", |b| {
+        b.iter(|| executor.block_on(runtime.execute(&session, calls(64, "sleep_write", "{}"))));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, governed, sleeping);
+criterion_main!(benches);
