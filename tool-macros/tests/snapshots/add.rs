@@ -92,7 +92,7 @@ const _: () = {
                 }
             };
             let __context: RunContext = match <RunContext as ::tool_runtime::__private::FromCallContext>::from_call_context(
-                &call,
+                call,
             ) {
                 ::tool_runtime::__private::Result::Ok(context) => context,
                 ::tool_runtime::__private::Result::Err(error) => {

@@ -119,7 +119,7 @@ const _: () = {
             };
             let __context: RunContext<SupportDeps> = match <RunContext<
                 SupportDeps,
-            > as ::tool_core::__private::FromCallContext>::from_call_context(&call) {
+            > as ::tool_core::__private::FromCallContext>::from_call_context(call) {
                 ::tool_core::__private::Result::Ok(context) => context,
                 ::tool_core::__private::Result::Err(error) => {
                     return ::tool_core::__private::Result::Err(error);
