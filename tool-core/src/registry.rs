@@ -174,6 +174,8 @@ impl fmt::Display for Location {
 #[derive(Clone)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    /// Each tool's name, shared: a call can carry it without copying it.
+    names: Vec<Arc<str>>,
     by_name: HashMap<String, usize>,
     deps: DepsType,
 }
@@ -233,8 +235,10 @@ impl Registry {
             }
             by_name.insert(name.to_owned(), index);
         }
+        let names = tools.iter().map(|tool| Arc::from(tool.spec().name())).collect();
         Ok(Self {
             tools,
+            names,
             by_name,
             deps,
         })
@@ -243,6 +247,13 @@ impl Registry {
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.by_name.get(name).map(|&index| &self.tools[index])
+    }
+
+    /// The tool called `name`, with its name as a shared string.
+    pub fn lookup(&self, name: &str) -> Option<(&Arc<dyn Tool>, &Arc<str>)> {
+        self.by_name
+            .get(name)
+            .map(|&index| (&self.tools[index], &self.names[index]))
     }
 
     /// The tools, sorted by name.

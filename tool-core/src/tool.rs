@@ -110,6 +110,17 @@ impl ToolOutput {
         Cow::Borrowed(&self.json)
     }
 
+    /// The result as the model should read it, consuming the output (no copy unless the result
+    /// is a JSON string, which is unquoted).
+    pub fn into_text(self) -> String {
+        if self.json.starts_with('"') {
+            if let Ok(text) = serde_json::from_str::<String>(&self.json) {
+                return text;
+            }
+        }
+        self.json
+    }
+
     /// The result as a JSON value.
     pub fn to_value(&self) -> Value {
         serde_json::from_str(&self.json).unwrap_or_else(|_| Value::String(self.json.clone()))

@@ -1,5 +1,6 @@
 //! What the runtime answers: one [`Observation`] per call, and the [`TurnReport`] of a turn.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -26,9 +27,9 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Observation {
     /// The id of the call this answers.
-    pub call_id: String,
+    pub call_id: Arc<str>,
     /// The tool the model named.
-    pub tool: String,
+    pub tool: Arc<str>,
     /// The tool's version, when it declares one (and the tool exists).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_version: Option<String>,
@@ -103,7 +104,7 @@ pub struct Batch {
     /// The batch's position in the turn.
     pub index: usize,
     /// The ids of the calls in it, in call order.
-    pub call_ids: Vec<String>,
+    pub call_ids: Vec<Arc<str>>,
     /// Whether its calls ran concurrently (a batch of parallel-safe calls) or it is one
     /// serial call.
     pub concurrent: bool,
@@ -126,14 +127,14 @@ impl TurnReport {
     pub fn get(&self, call_id: &str) -> Option<&Observation> {
         self.observations
             .iter()
-            .find(|observation| observation.call_id == call_id)
+            .find(|observation| &*observation.call_id == call_id)
     }
 
     /// The batches as lists of call ids, for a compact view of the schedule.
     pub fn schedule(&self) -> Vec<Vec<&str>> {
         self.batches
             .iter()
-            .map(|batch| batch.call_ids.iter().map(String::as_str).collect())
+            .map(|batch| batch.call_ids.iter().map(|id| &**id).collect())
             .collect()
     }
 }

@@ -3,24 +3,23 @@
 
 use std::any::Any;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tool_core::{
-    CallContext, ErrorKind, Registry, Tool, ToolError, ToolFuture, ToolInvoker, ToolOutput,
-};
+use tool_core::{ErrorKind, Registry, ToolError, ToolOutput};
 use tracing::Instrument;
 
 use crate::call::{Arguments, Session, ToolCall};
 use crate::limits::{self, Limits};
+use crate::nested::prepare_again;
 use crate::observation::{Batch, Observation, Outcome, TurnReport};
 use crate::output::{self, artifacts::ArtifactStore, redact::Redactor};
+use crate::plan::Planned;
 use crate::schedule::{self, Slot};
-use crate::shells::{self, RetryPolicy, contain};
+use crate::shells::{self, FirstAttempt, RetryPolicy, contain};
 
 /// Runs the tool calls a model emits, for sessions whose deps are `D`.
 ///
@@ -56,18 +55,11 @@ pub(crate) struct Shared<D> {
     pub(crate) artifacts: Arc<dyn ArtifactStore>,
 }
 
-/// One call, ready to run: the tool, its prepared first attempt and what the scheduler and the
-/// shells need to know.
-struct Planned<'a> {
-    index: usize,
-    call: &'a ToolCall,
-    tool: Arc<dyn Tool>,
-    context: CallContext,
-    first: Option<ToolFuture>,
-    timeout: Option<Duration>,
-    max_chars: usize,
-    parallel_safe: bool,
-    resources: Vec<String>,
+/// How a call ended, before the output policy.
+struct Ended {
+    result: Result<ToolOutput, ToolError>,
+    attempts: u32,
+    elapsed: Duration,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
@@ -120,14 +112,17 @@ impl<D: Any + Send + Sync> Runtime<D> {
         cancel: &CancellationToken,
     ) -> TurnReport {
         let started = Instant::now();
-        let mut observations: Vec<Option<Observation>> = vec![None; calls.len()];
+        let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<Planned<'_>>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
-            match self.plan(session, index, call) {
-                Ok(plan) => planned.push(Some(plan)),
+            match self.shared.plan(session, index, call) {
+                Ok(plan) => {
+                    planned.push(Some(plan));
+                    observations.push(None);
+                }
                 Err(error) => {
                     tracing::info!(tool = %call.name, call_id = %call.id, kind = %error.kind(), "rejected while planning");
-                    observations[index] = Some(self.rejected(call, error));
+                    observations.push(Some(self.rejected(call, error)));
                     planned.push(None);
                 }
             }
@@ -144,32 +139,45 @@ impl<D: Any + Send + Sync> Runtime<D> {
             .collect();
         let groups = schedule::schedule(&slots);
 
+        let concurrency = self.shared.limits.max_concurrency.max(1);
         let mut batches = Vec::with_capacity(groups.len());
         for (batch_index, group) in groups.into_iter().enumerate() {
-            batches.push(Batch {
-                index: batch_index,
-                call_ids: group
-                    .indices
-                    .iter()
-                    .map(|&index| calls[index].id.clone())
-                    .collect(),
-                concurrent: group.concurrent,
-            });
             let members: Vec<Planned<'_>> = group
                 .indices
                 .iter()
                 .filter_map(|&index| planned[index].take())
                 .collect();
-            let concurrency = self.shared.limits.max_concurrency.max(1);
-            let mut finished: Vec<(usize, Observation)> = futures::stream::iter(members)
-                .map(|plan| {
+            batches.push(Batch {
+                index: batch_index,
+                call_ids: members
+                    .iter()
+                    .map(|plan| Arc::clone(&plan.call_id))
+                    .collect(),
+                concurrent: group.concurrent,
+            });
+            if cancel.is_cancelled() {
+                for plan in members {
+                    let ended = Ended {
+                        result: Err(cancelled_error()),
+                        attempts: 0,
+                        elapsed: Duration::ZERO,
+                    };
+                    observations[plan.index] = Some(self.observe(&plan, ended, batch_index));
+                }
+                continue;
+            }
+            // When every call of the batch starts at once, one clock reading serves them all.
+            let batch_start = (members.len() <= concurrency).then(Instant::now);
+            let mut running = futures::stream::iter(members)
+                .map(|plan| async move {
                     let index = plan.index;
-                    async move { (index, self.run_call(plan, batch_index, cancel).await) }
+                    (
+                        index,
+                        self.run_call(plan, batch_index, batch_start, cancel).await,
+                    )
                 })
-                .buffer_unordered(concurrency)
-                .collect()
-                .await;
-            for (index, observation) in finished.drain(..) {
+                .buffer_unordered(concurrency);
+            while let Some((index, observation)) = running.next().await {
                 observations[index] = Some(observation);
             }
         }
@@ -194,122 +202,96 @@ impl<D: Any + Send + Sync> Runtime<D> {
         }
     }
 
-    /// Looks the tool up, checks the argument limits and prepares the first attempt.
-    fn plan<'a>(
-        &self,
-        session: &Session,
-        index: usize,
-        call: &'a ToolCall,
-    ) -> Result<Planned<'a>, ToolError> {
-        let shared = &self.shared;
-        let Some(tool) = shared.registry.get(&call.name) else {
-            return Err(shared.registry.unknown_tool(&call.name));
-        };
-        let tool = Arc::clone(tool);
-        limits::check_arguments(&call.arguments, &shared.limits)?;
-        let context = CallContext::new(
-            Arc::clone(&shared.deps),
-            session.shared_id(),
-            call.id.as_str(),
-            call.name.as_str(),
-        )
-        .with_invoker(Arc::clone(&self.shared) as Arc<dyn ToolInvoker>);
-        let first =
-            contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.clone()))
-                .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
-        let spec = tool.spec();
-        Ok(Planned {
-            index,
-            call,
-            timeout: spec.timeout().or(shared.limits.default_timeout),
-            max_chars: spec
-                .output()
-                .max_chars
-                .unwrap_or(shared.limits.max_output_chars),
-            parallel_safe: spec.execution().parallel_safe(),
-            resources: spec.resources().map(str::to_owned).collect(),
-            first: Some(first),
-            context,
-            tool,
-        })
-    }
-
     /// Runs one planned call through the shells and the output policy.
+    ///
+    /// The tool is polled once first: most tools answer at once, and such a call needs no
+    /// timer, no retry state and no allocation for them. A call that waits, or fails in a way
+    /// worth retrying, continues in the full shells.
     async fn run_call(
         &self,
         mut plan: Planned<'_>,
         batch: usize,
+        batch_start: Option<Instant>,
         cancel: &CancellationToken,
     ) -> Observation {
-        let call = plan.call;
         let span = tracing::info_span!(
             "tool_call",
-            tool = %call.name,
-            call_id = %call.id,
+            tool = %plan.name,
+            call_id = %plan.call_id,
             batch,
             outcome = tracing::field::Empty,
             elapsed_ms = tracing::field::Empty,
         );
-        let started = Instant::now();
-        let attempts = AtomicU32::new(0);
-        let tool = Arc::clone(&plan.tool);
-        let context = plan.context.clone();
-        let mut first = plan.first.take();
-        let shells = shells::run(&self.shared.retry, plan.timeout, |number| {
-            attempts.store(number, Ordering::Relaxed);
-            let future = first.take().unwrap_or_else(|| {
-                match contain::prepare(|| {
-                    tool.prepare(call.arguments.as_tool_args(), context.clone())
-                }) {
-                    Ok(future) => future,
-                    Err(error) => Box::pin(std::future::ready(Err(error))),
-                }
-            });
-            future
-        })
-        .instrument(span.clone());
-        let result = tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(cancelled_error()),
-            outcome = shells => outcome.result,
+        let started = batch_start.unwrap_or_else(Instant::now);
+        let first_poll = {
+            let _entered = span.enter();
+            let first = &mut plan.first;
+            std::future::poll_fn(|cx| Poll::Ready(contain::poll_once(first, cx))).await
         };
-        let elapsed = started.elapsed();
-        let observation = self.observe(
-            call,
-            plan.tool.as_ref(),
-            result,
-            plan.max_chars,
-            elapsed,
-            attempts.load(Ordering::Relaxed),
-            Some(batch),
-        );
+        let policy = &self.shared.retry;
+        let ended = match first_poll {
+            Poll::Ready(result) if !needs_retry(policy, &result) => Ended {
+                result,
+                attempts: 1,
+                elapsed: started.elapsed(),
+            },
+            first_poll => {
+                let first = match first_poll {
+                    Poll::Ready(result) => FirstAttempt::Finished(result),
+                    Poll::Pending => FirstAttempt::Running {
+                        future: std::mem::replace(
+                            &mut plan.first,
+                            Box::pin(std::future::pending()),
+                        ),
+                        started,
+                    },
+                };
+                Box::pin(self.run_shells(&plan, first, started, cancel))
+                    .instrument(span.clone())
+                    .await
+            }
+        };
+        let observation = self.observe(&plan, ended, batch);
         span.record("outcome", observation.error_kind().unwrap_or("success"));
         span.record(
             "elapsed_ms",
-            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            u64::try_from(observation.elapsed.as_millis()).unwrap_or(u64::MAX),
         );
         tracing::info!(parent: &span, "call finished");
         observation
     }
 
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one observation gathers every fact of a call"
-    )]
-    fn observe(
+    /// The full shells, for a call that waits or is retried, raced against cancellation.
+    async fn run_shells(
         &self,
-        call: &ToolCall,
-        tool: &dyn Tool,
-        result: Result<ToolOutput, ToolError>,
-        max_chars: usize,
-        elapsed: Duration,
-        attempts: u32,
-        batch: Option<usize>,
-    ) -> Observation {
+        plan: &Planned<'_>,
+        first: FirstAttempt,
+        started: Instant,
+        cancel: &CancellationToken,
+    ) -> Ended {
+        let mut attempts = 1;
+        let shells = shells::run(&self.shared.retry, plan.timeout, first, |number| {
+            attempts = number;
+            prepare_again(plan.tool.as_ref(), &plan.call.arguments, &plan.context)
+        });
+        // The call first: a call that finishes at once never touches the cancellation token.
+        let result = tokio::select! {
+            biased;
+            outcome = shells => outcome.result,
+            () = cancel.cancelled() => Err(cancelled_error()),
+        };
+        Ended {
+            result,
+            attempts,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    fn observe(&self, plan: &Planned<'_>, ended: Ended, batch: usize) -> Observation {
         let mut observation = Observation {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            tool_version: tool.spec().version().map(str::to_owned),
+            call_id: Arc::clone(&plan.call_id),
+            tool: Arc::clone(&plan.name),
+            tool_version: plan.tool.spec().version().map(str::to_owned),
             outcome: Outcome::Success {
                 content: String::new(),
             },
@@ -317,15 +299,16 @@ impl<D: Any + Send + Sync> Runtime<D> {
             redactions: 0,
             artifact: None,
             page: None,
-            elapsed,
-            attempts,
-            batch,
+            elapsed: ended.elapsed,
+            attempts: ended.attempts,
+            batch: Some(batch),
         };
-        match result {
+        match ended.result {
             Ok(output) => {
+                observation.page = output.page().cloned();
                 let shaped = output::shape(
-                    &output,
-                    max_chars,
+                    output,
+                    plan.max_chars,
                     &self.shared.redactor,
                     self.shared.artifacts.as_ref(),
                 );
@@ -335,7 +318,6 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 observation.truncated = shaped.truncated;
                 observation.redactions = shaped.redactions;
                 observation.artifact = shaped.artifact;
-                observation.page = output.page().cloned();
             }
             Err(error) => {
                 let (error, redactions) = redact_error(error, &self.shared.redactor);
@@ -350,8 +332,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
     fn rejected(&self, call: &ToolCall, error: ToolError) -> Observation {
         let (error, redactions) = redact_error(error, &self.shared.redactor);
         Observation {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
+            call_id: Arc::from(call.id.as_str()),
+            tool: Arc::from(call.name.as_str()),
             tool_version: self
                 .shared
                 .registry
@@ -366,6 +348,14 @@ impl<D: Any + Send + Sync> Runtime<D> {
             attempts: 0,
             batch: None,
         }
+    }
+}
+
+/// Whether a first attempt's result sends the call on to the retry shell.
+fn needs_retry(policy: &RetryPolicy, result: &Result<ToolOutput, ToolError>) -> bool {
+    match result {
+        Ok(_) => false,
+        Err(error) => policy.max_attempts > 1 && policy.should_retry(error),
     }
 }
 
@@ -384,184 +374,4 @@ fn redact_error(error: ToolError, redactor: &Redactor) -> (ToolError, usize) {
     }
     let message = message.into_owned();
     (error.with_message(message), count)
-}
-
-/// Adds, to an `invalid_arguments` error about one field, that field's schema: what the model
-/// needs to correct the call.
-fn with_schema_fragment(error: ToolError, schema: &Value) -> ToolError {
-    if error.kind() != &ErrorKind::InvalidArguments {
-        return error;
-    }
-    let mut details = error
-        .details()
-        .cloned()
-        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
-    let field = details
-        .get("field")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .or_else(|| missing_field(error.message()));
-    let fragment = field
-        .as_deref()
-        .and_then(|field| fragment_at(schema, field))
-        .unwrap_or_else(|| schema.clone());
-    if let Value::Object(map) = &mut details {
-        if let Some(field) = field {
-            map.entry("field").or_insert(Value::String(field));
-        }
-        map.insert("schema".to_owned(), fragment);
-    }
-    error.with_details(details)
-}
-
-fn missing_field(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("missing field `")?;
-    rest.split('`').next().map(str::to_owned)
-}
-
-/// The schema of the property at `path` (`filter.status`, `items[2].sku`), following local
-/// `$ref`s.
-fn fragment_at(schema: &Value, path: &str) -> Option<Value> {
-    let mut current = schema;
-    for segment in path.split('.') {
-        let name = segment.split('[').next().unwrap_or(segment);
-        current = resolve(schema, current);
-        current = current.get("properties")?.get(name)?;
-        if segment.contains('[') {
-            current = resolve(schema, current).get("items")?;
-        }
-    }
-    Some(resolve(schema, current).clone())
-}
-
-fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    let mut current = schema;
-    for _ in 0..8 {
-        let Some(reference) = current.get("$ref").and_then(Value::as_str) else {
-            break;
-        };
-        match reference
-            .strip_prefix('#')
-            .and_then(|pointer| root.pointer(pointer))
-        {
-            Some(target) => current = target,
-            None => break,
-        }
-    }
-    current
-}
-
-impl<D: Any + Send + Sync> ToolInvoker for Shared<D> {
-    fn invoke(
-        &self,
-        parent: &CallContext,
-        tool_name: &str,
-        args: Value,
-    ) -> tool_core::BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        let prepared = self.prepare_nested(parent, tool_name, args);
-        Box::pin(async move {
-            let (future_parts, policy) = prepared?;
-            let NestedCall {
-                tool,
-                context,
-                arguments,
-                timeout,
-                first,
-            } = future_parts;
-            let mut first = Some(first);
-            let outcome = shells::run(&policy, timeout, |_| {
-                first.take().unwrap_or_else(|| {
-                    match contain::prepare(|| {
-                        tool.prepare(arguments.as_tool_args(), context.clone())
-                    }) {
-                        Ok(future) => future,
-                        Err(error) => Box::pin(std::future::ready(Err(error))),
-                    }
-                })
-            })
-            .await;
-            outcome.result
-        })
-    }
-}
-
-struct NestedCall {
-    tool: Arc<dyn Tool>,
-    context: CallContext,
-    arguments: Arguments,
-    timeout: Option<Duration>,
-    first: ToolFuture,
-}
-
-impl<D: Any + Send + Sync> Shared<D> {
-    /// Plans a call a tool makes through `RunContext::call_tool`: the same lookup, limits and
-    /// preparation as a call the model makes, one level deeper.
-    fn prepare_nested(
-        &self,
-        parent: &CallContext,
-        tool_name: &str,
-        args: Value,
-    ) -> Result<(NestedCall, RetryPolicy), ToolError> {
-        if parent.depth() >= self.limits.max_call_depth {
-            return Err(ToolError::custom(
-                "call_depth_exceeded",
-                format!(
-                    "tool `{}` called `{tool_name}` {} levels deep; the limit is {}",
-                    parent.tool_name(),
-                    parent.depth() + 1,
-                    self.limits.max_call_depth
-                ),
-            ));
-        }
-        let Some(tool) = self.registry.get(tool_name) else {
-            return Err(self.registry.unknown_tool(tool_name));
-        };
-        let tool = Arc::clone(tool);
-        let arguments = Arguments::Value(args);
-        limits::check_arguments(&arguments, &self.limits)?;
-        let context = parent.nested(format!("{}/{tool_name}", parent.call_id()), tool_name);
-        let first = contain::prepare(|| tool.prepare(arguments.as_tool_args(), context.clone()))
-            .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
-        let timeout = tool.spec().timeout().or(self.limits.default_timeout);
-        Ok((
-            NestedCall {
-                tool,
-                context,
-                arguments,
-                timeout,
-                first,
-            },
-            self.retry.clone(),
-        ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn fragments_follow_paths_and_refs() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "filter": {"$ref": "#/$defs/Filter"},
-                "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}
-            },
-            "$defs": {
-                "Filter": {"type": "object", "properties": {"status": {"enum": ["open", "closed"]}}},
-                "Item": {"type": "object", "properties": {"sku": {"type": "string"}}}
-            }
-        });
-        assert_eq!(
-            fragment_at(&schema, "filter.status"),
-            Some(json!({"enum": ["open", "closed"]}))
-        );
-        assert_eq!(
-            fragment_at(&schema, "items[2].sku"),
-            Some(json!({"type": "string"}))
-        );
-        assert_eq!(fragment_at(&schema, "nope"), None);
-    }
 }

@@ -9,6 +9,8 @@
 pub mod artifacts;
 pub mod redact;
 
+use std::borrow::Cow;
+
 use tool_core::{PageInfo, ToolOutput};
 
 use artifacts::ArtifactStore;
@@ -29,14 +31,24 @@ pub(crate) struct Shaped {
 
 /// Applies the output policy to a tool's output.
 pub(crate) fn shape(
-    output: &ToolOutput,
+    output: ToolOutput,
     max_chars: usize,
     redactor: &Redactor,
     artifacts: &dyn ArtifactStore,
 ) -> Shaped {
-    let text = output.text();
-    let (text, redactions) = redactor.redact(&text);
-    let total = text.chars().count();
+    let page = output.page().cloned();
+    let text = output.into_text();
+    let (redacted, redactions) = redactor.redact(&text);
+    let text = match redacted {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(redacted) => redacted,
+    };
+    // More bytes than the limit allows characters is the only case worth counting characters.
+    let total = if text.len() > max_chars {
+        text.chars().count()
+    } else {
+        text.len()
+    };
     let mut shaped = if total > max_chars {
         let artifact = artifacts.put(&text);
         let (content, artifact) = cut(&text, total, max_chars, artifact.ok());
@@ -48,13 +60,13 @@ pub(crate) fn shape(
         }
     } else {
         Shaped {
-            content: text.into_owned(),
+            content: text,
             truncated: false,
             redactions,
             artifact: None,
         }
     };
-    if let Some(page) = output.page() {
+    if let Some(page) = &page {
         shaped.content.push_str(&page_notice(page));
     }
     shaped
@@ -129,7 +141,7 @@ mod tests {
     fn shape_text(text: &str, max_chars: usize) -> Shaped {
         let output = ToolOutput::from_json(serde_json::Value::String(text.to_owned()).to_string());
         shape(
-            &output,
+            output,
             max_chars,
             &Redactor::default(),
             &MemoryArtifacts::default(),
@@ -177,7 +189,7 @@ mod tests {
         let text = format!("{secret} {}", "x".repeat(200));
         let store = MemoryArtifacts::default();
         let output = ToolOutput::from_json(serde_json::Value::String(text).to_string());
-        let shaped = shape(&output, 50, &Redactor::default(), &store);
+        let shaped = shape(output, 50, &Redactor::default(), &store);
         assert_eq!(shaped.redactions, 1);
         assert!(shaped.content.starts_with("[REDACTED:openai_api_key] xxx"));
         let kept = shaped.artifact.and_then(|id| store.get(&id).ok().flatten());

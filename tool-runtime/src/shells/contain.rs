@@ -49,6 +49,17 @@ where
     }
 }
 
+/// Polls `future` once, turning a panic into a `panicked` error.
+pub fn poll_once(
+    future: &mut tool_core::ToolFuture,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<Result<ToolOutput, ToolError>> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
+        .unwrap_or_else(|payload| {
+            std::task::Poll::Ready(Err(Panicked::from_payload(payload.as_ref()).into()))
+        })
+}
+
 /// Calls `prepare`, turning a panic (in a parameter's `Deserialize`, say) into an error.
 pub fn prepare<T>(prepare: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
     std::panic::catch_unwind(AssertUnwindSafe(prepare))

@@ -17,10 +17,10 @@ pub mod contain;
 pub mod retry;
 pub mod timeout;
 
-use std::future::Future;
 use std::time::Duration;
 
-use tool_core::{ToolError, ToolOutput};
+use tokio::time::Instant;
+use tool_core::{ToolError, ToolFuture, ToolOutput};
 
 pub use retry::RetryPolicy;
 
@@ -33,21 +33,65 @@ pub struct ShellResult {
     pub attempts: u32,
 }
 
-/// Runs `attempt` through retry, timeout and contain, in that order (outermost first).
+/// Where the first attempt stands when the shells take it over. The runtime polls a tool
+/// once before building the shells, because most tools answer on their first poll and need
+/// no timer, no retry and no allocation for either.
+pub enum FirstAttempt {
+    /// Not started yet.
+    Fresh(ToolFuture),
+    /// Started at `started` and still running.
+    Running {
+        /// The attempt's future, already polled.
+        future: ToolFuture,
+        /// When it started: its timeout counts from then.
+        started: Instant,
+    },
+    /// Finished (with a failure worth retrying, or the shells would not be needed).
+    Finished(Result<ToolOutput, ToolError>),
+}
+
+impl std::fmt::Debug for FirstAttempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FirstAttempt::Fresh(_) => f.write_str("Fresh"),
+            FirstAttempt::Running { started, .. } => {
+                f.debug_struct("Running").field("started", started).finish_non_exhaustive()
+            }
+            FirstAttempt::Finished(result) => f.debug_tuple("Finished").field(result).finish(),
+        }
+    }
+}
+
+/// Runs a call through retry, timeout and contain, in that order (outermost first).
 ///
-/// `attempt(n)` starts attempt `n` (1-based): it prepares a fresh future of the tool.
-pub async fn run<F, Fut>(
+/// `first` is the first attempt; `again(n)` prepares a fresh attempt `n` (2, 3, ...).
+pub async fn run<F>(
     policy: &RetryPolicy,
     limit: Option<Duration>,
-    mut attempt: F,
+    first: FirstAttempt,
+    mut again: F,
 ) -> ShellResult
 where
-    F: FnMut(u32) -> Fut,
-    Fut: Future<Output = Result<ToolOutput, ToolError>>,
+    F: FnMut(u32) -> ToolFuture,
 {
+    let mut first = Some(first);
     retry::run(policy, |number| {
-        let future = attempt(number);
-        timeout::run(limit, contain::run(future))
+        let attempt = first
+            .take()
+            .unwrap_or_else(|| FirstAttempt::Fresh(again(number)));
+        async move {
+            match attempt {
+                FirstAttempt::Fresh(future) => {
+                    let deadline = limit.map(|limit| (Instant::now() + limit, limit));
+                    timeout::run_until(deadline, contain::run(future)).await
+                }
+                FirstAttempt::Running { future, started } => {
+                    let deadline = limit.map(|limit| (started + limit, limit));
+                    timeout::run_until(deadline, contain::run(future)).await
+                }
+                FirstAttempt::Finished(result) => result,
+            }
+        }
     })
     .await
 }

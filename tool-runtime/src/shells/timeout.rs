@@ -2,6 +2,9 @@
 //! `timeout` error that says after how long.
 
 use std::future::Future;
+use std::task::Poll;
+
+use tokio::time::Instant;
 use std::time::Duration;
 
 use tool_core::{ErrorKind, ToolError, ToolOutput};
@@ -23,18 +26,36 @@ impl From<Elapsed> for ToolError {
     }
 }
 
-/// Runs `future` for at most `limit`; `None` means no limit.
+/// Runs `future` until `deadline` (the instant, and the limit it came from for the message);
+/// `None` means no limit.
 ///
-/// When the limit passes, the future is dropped: the tool stops at its next await point.
+/// When the deadline passes, the future is dropped: the tool stops at its next await point.
+/// A future that finishes on its first poll never starts a timer.
+pub async fn run_until<Fut>(
+    deadline: Option<(Instant, Duration)>,
+    future: Fut,
+) -> Result<ToolOutput, ToolError>
+where
+    Fut: Future<Output = Result<ToolOutput, ToolError>>,
+{
+    let Some((deadline, limit)) = deadline else {
+        return future.await;
+    };
+    let mut future = std::pin::pin!(future);
+    if let Poll::Ready(result) = futures::poll!(future.as_mut()) {
+        return result;
+    }
+    // Boxed: the timer is large, and only calls that wait need it.
+    match Box::pin(tokio::time::timeout_at(deadline, future)).await {
+        Ok(result) => result,
+        Err(_) => Err(Elapsed { limit }.into()),
+    }
+}
+
+/// Runs `future` for at most `limit` from now; `None` means no limit.
 pub async fn run<Fut>(limit: Option<Duration>, future: Fut) -> Result<ToolOutput, ToolError>
 where
     Fut: Future<Output = Result<ToolOutput, ToolError>>,
 {
-    match limit {
-        None => future.await,
-        Some(limit) => match tokio::time::timeout(limit, future).await {
-            Ok(result) => result,
-            Err(_) => Err(Elapsed { limit }.into()),
-        },
-    }
+    run_until(limit.map(|limit| (Instant::now() + limit, limit)), future).await
 }

@@ -1,0 +1,168 @@
+//! Planning one call: look the tool up, check the argument limits, parse and validate the
+//! arguments and build the context, before anything runs.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tool_core::{CallContext, ErrorKind, Tool, ToolError, ToolFuture, ToolInvoker};
+
+use crate::call::{Session, ToolCall};
+use crate::limits;
+use crate::runtime::Shared;
+use crate::shells::contain;
+
+/// One call, ready to run: the tool, its prepared first attempt and what the scheduler and the
+/// shells need to know.
+pub(crate) struct Planned<'a> {
+    pub(crate) index: usize,
+    pub(crate) call: &'a ToolCall,
+    pub(crate) call_id: Arc<str>,
+    pub(crate) name: Arc<str>,
+    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) context: CallContext,
+    pub(crate) first: ToolFuture,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_chars: usize,
+    pub(crate) parallel_safe: bool,
+    pub(crate) resources: Vec<String>,
+}
+
+impl<D: Any + Send + Sync> Shared<D> {
+    /// Plans call `index` of a turn. An error is the call's answer: it runs in no batch.
+    pub(crate) fn plan<'a>(
+        self: &Arc<Self>,
+        session: &Session,
+        index: usize,
+        call: &'a ToolCall,
+    ) -> Result<Planned<'a>, ToolError> {
+        let Some((tool, name)) = self.registry.lookup(&call.name) else {
+            return Err(self.registry.unknown_tool(&call.name));
+        };
+        let (tool, name) = (Arc::clone(tool), Arc::clone(name));
+        limits::check_arguments(&call.arguments, &self.limits)?;
+        let call_id: Arc<str> = Arc::from(call.id.as_str());
+        let context = CallContext::new(
+            Arc::clone(&self.deps),
+            session.shared_id(),
+            Arc::clone(&call_id),
+            Arc::clone(&name),
+        )
+        .with_invoker(Arc::clone(self) as Arc<dyn ToolInvoker>);
+        let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.clone()))
+            .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
+        let spec = tool.spec();
+        Ok(Planned {
+            index,
+            call,
+            call_id,
+            name,
+            timeout: spec.timeout().or(self.limits.default_timeout),
+            max_chars: spec
+                .output()
+                .max_chars
+                .unwrap_or(self.limits.max_output_chars),
+            parallel_safe: spec.execution().parallel_safe(),
+            resources: spec.resources().map(str::to_owned).collect(),
+            first,
+            context,
+            tool,
+        })
+    }
+}
+
+/// Adds, to an `invalid_arguments` error about one field, that field's schema: what the model
+/// needs to correct the call.
+pub(crate) fn with_schema_fragment(error: ToolError, schema: &Value) -> ToolError {
+    if error.kind() != &ErrorKind::InvalidArguments {
+        return error;
+    }
+    let mut details = error
+        .details()
+        .cloned()
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    let field = details
+        .get("field")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| missing_field(error.message()));
+    let fragment = field
+        .as_deref()
+        .and_then(|field| fragment_at(schema, field))
+        .unwrap_or_else(|| schema.clone());
+    if let Value::Object(map) = &mut details {
+        if let Some(field) = field {
+            map.entry("field").or_insert(Value::String(field));
+        }
+        map.insert("schema".to_owned(), fragment);
+    }
+    error.with_details(details)
+}
+
+fn missing_field(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("missing field `")?;
+    rest.split('`').next().map(str::to_owned)
+}
+
+/// The schema of the property at `path` (`filter.status`, `items[2].sku`), following local
+/// `$ref`s.
+fn fragment_at(schema: &Value, path: &str) -> Option<Value> {
+    let mut current = schema;
+    for segment in path.split('.') {
+        let name = segment.split('[').next().unwrap_or(segment);
+        current = resolve(schema, current);
+        current = current.get("properties")?.get(name)?;
+        if segment.contains('[') {
+            current = resolve(schema, current).get("items")?;
+        }
+    }
+    Some(resolve(schema, current).clone())
+}
+
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..8 {
+        let Some(reference) = current.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        match reference
+            .strip_prefix('#')
+            .and_then(|pointer| root.pointer(pointer))
+        {
+            Some(target) => current = target,
+            None => break,
+        }
+    }
+    current
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fragments_follow_paths_and_refs() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "filter": {"$ref": "#/$defs/Filter"},
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}
+            },
+            "$defs": {
+                "Filter": {"type": "object", "properties": {"status": {"enum": ["open", "closed"]}}},
+                "Item": {"type": "object", "properties": {"sku": {"type": "string"}}}
+            }
+        });
+        assert_eq!(
+            fragment_at(&schema, "filter.status"),
+            Some(json!({"enum": ["open", "closed"]}))
+        );
+        assert_eq!(
+            fragment_at(&schema, "items[2].sku"),
+            Some(json!({"type": "string"}))
+        );
+        assert_eq!(fragment_at(&schema, "nope"), None);
+    }
+}
