@@ -56,6 +56,50 @@ pub trait ToolInvoker: Send + Sync {
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
 }
 
+/// What every call of one session shares: the deps, the session id and the way back into the
+/// runtime. Built once per turn (or session) and shared by each call's [`CallContext`].
+#[derive(Clone)]
+pub struct SessionContext {
+    inner: Arc<SessionInner>,
+}
+
+struct SessionInner {
+    deps: Arc<AnyDeps>,
+    deps_type: DepsType,
+    session_id: Arc<str>,
+    invoker: Option<Arc<dyn ToolInvoker>>,
+}
+
+impl SessionContext {
+    /// The shared part of the contexts of a session with these deps.
+    pub fn new<D: Any + Send + Sync>(
+        deps: Arc<D>,
+        session_id: impl Into<Arc<str>>,
+        invoker: Option<Arc<dyn ToolInvoker>>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(SessionInner {
+                deps,
+                deps_type: DepsType::of::<D>(),
+                session_id: session_id.into(),
+                invoker,
+            }),
+        }
+    }
+
+    /// The context of one call of this session.
+    pub fn call(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> CallContext {
+        CallContext {
+            info: Arc::new(CallInfo {
+                session: self.clone(),
+                call_id: call_id.into(),
+                tool_name: tool_name.into(),
+                depth: 0,
+            }),
+        }
+    }
+}
+
 /// The untyped context the runtime hands to [`crate::Tool::prepare`]: the session's deps
 /// (type erased) and the identity of the call.
 ///
@@ -65,43 +109,45 @@ pub struct CallContext {
     info: Arc<CallInfo>,
 }
 
-#[derive(Clone)]
 struct CallInfo {
-    deps: Arc<AnyDeps>,
-    deps_type: DepsType,
-    session_id: Arc<str>,
+    session: SessionContext,
     call_id: Arc<str>,
     tool_name: Arc<str>,
     depth: u32,
-    invoker: Option<Arc<dyn ToolInvoker>>,
 }
 
 impl CallContext {
-    /// A context for one call, with `deps` shared across the session.
+    /// A context for one call, with `deps` shared across the session. To make many calls of
+    /// one session, build a [`SessionContext`] once and use [`SessionContext::call`].
     pub fn new<D: Any + Send + Sync>(
         deps: Arc<D>,
         session_id: impl Into<Arc<str>>,
         call_id: impl Into<Arc<str>>,
         tool_name: impl Into<Arc<str>>,
     ) -> Self {
-        Self {
-            info: Arc::new(CallInfo {
-                deps,
-                deps_type: DepsType::of::<D>(),
-                session_id: session_id.into(),
-                call_id: call_id.into(),
-                tool_name: tool_name.into(),
-                depth: 0,
-                invoker: None,
-            }),
-        }
+        SessionContext::new(deps, session_id, None).call(call_id, tool_name)
     }
 
-    /// Lets tools called with this context call other tools through `invoker`.
+    /// The same call with `invoker` for nested calls.
     #[must_use]
-    pub fn with_invoker(mut self, invoker: Arc<dyn ToolInvoker>) -> Self {
-        Arc::make_mut(&mut self.info).invoker = Some(invoker);
-        self
+    pub fn with_invoker(self, invoker: Arc<dyn ToolInvoker>) -> Self {
+        let session = &self.info.session.inner;
+        let session = SessionContext {
+            inner: Arc::new(SessionInner {
+                deps: Arc::clone(&session.deps),
+                deps_type: session.deps_type,
+                session_id: Arc::clone(&session.session_id),
+                invoker: Some(invoker),
+            }),
+        };
+        Self {
+            info: Arc::new(CallInfo {
+                session,
+                call_id: Arc::clone(&self.info.call_id),
+                tool_name: Arc::clone(&self.info.tool_name),
+                depth: self.info.depth,
+            }),
+        }
     }
 
     /// The same session and deps, for a nested call `call_id` of `tool_name`, one level deeper.
@@ -109,17 +155,17 @@ impl CallContext {
     pub fn nested(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> Self {
         Self {
             info: Arc::new(CallInfo {
+                session: self.info.session.clone(),
                 call_id: call_id.into(),
                 tool_name: tool_name.into(),
                 depth: self.info.depth + 1,
-                ..CallInfo::clone(&self.info)
             }),
         }
     }
 
     /// The session this call belongs to.
     pub fn session_id(&self) -> &str {
-        &self.info.session_id
+        &self.info.session.inner.session_id
     }
 
     /// The id the model gave this call.
@@ -127,8 +173,18 @@ impl CallContext {
         &self.info.call_id
     }
 
+    /// The id the model gave this call, shared.
+    pub fn call_id_shared(&self) -> &Arc<str> {
+        &self.info.call_id
+    }
+
     /// The tool being called.
     pub fn tool_name(&self) -> &str {
+        &self.info.tool_name
+    }
+
+    /// The tool being called, shared.
+    pub fn tool_name_shared(&self) -> &Arc<str> {
         &self.info.tool_name
     }
 
@@ -139,33 +195,42 @@ impl CallContext {
 
     /// The deps type this context carries.
     pub fn deps_type(&self) -> DepsType {
-        self.info.deps_type
+        self.info.session.inner.deps_type
     }
 
     /// The deps, untyped.
     pub fn deps_any(&self) -> &Arc<AnyDeps> {
-        &self.info.deps
+        &self.info.session.inner.deps
     }
 
     /// The deps as `D`, when they are a `D`.
     pub fn deps<D: Any + Send + Sync>(&self) -> Option<Arc<D>> {
-        Arc::clone(&self.info.deps).downcast::<D>().ok()
+        Arc::clone(self.deps_any()).downcast::<D>().ok()
     }
 
     /// The invoker for nested calls, when the runtime provided one.
     pub fn invoker(&self) -> Option<&Arc<dyn ToolInvoker>> {
-        self.info.invoker.as_ref()
+        self.info.session.inner.invoker.as_ref()
+    }
+}
+
+impl fmt::Debug for SessionContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionContext")
+            .field("deps_type", &self.inner.deps_type.name)
+            .field("session_id", &self.inner.session_id)
+            .finish_non_exhaustive()
     }
 }
 
 impl fmt::Debug for CallContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallContext")
-            .field("deps_type", &self.info.deps_type.name)
-            .field("session_id", &self.info.session_id)
-            .field("call_id", &self.info.call_id)
-            .field("tool_name", &self.info.tool_name)
-            .field("depth", &self.info.depth)
+            .field("deps_type", &self.deps_type().name)
+            .field("session_id", &self.session_id())
+            .field("call_id", &self.call_id())
+            .field("tool_name", &self.tool_name())
+            .field("depth", &self.depth())
             .finish_non_exhaustive()
     }
 }

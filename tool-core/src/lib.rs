@@ -69,7 +69,9 @@ mod tool;
 pub mod __private;
 
 pub use args::parse_args;
-pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext, ToolInvoker};
+pub use context::{
+    AnyDeps, CallContext, DepsType, FromCallContext, RunContext, SessionContext, ToolInvoker,
+};
 pub use error::{ErrorKind, ToolError};
 pub use page::{IsPage, Page, PageInfo};
 pub use registry::{

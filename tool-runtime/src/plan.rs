@@ -6,23 +6,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::{CallContext, ErrorKind, Tool, ToolError, ToolFuture, ToolInvoker};
+use tool_core::{
+    CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker,
+};
 
 use crate::call::{Session, ToolCall};
 use crate::limits;
 use crate::runtime::Shared;
 use crate::shells::contain;
 
-/// One call, ready to run: the tool, its prepared first attempt and what the scheduler and the
-/// shells need to know.
+/// One call, ready to run: the tool and what the scheduler and the shells need to know. Its
+/// prepared first attempt travels beside it (a future is not `Sync`; this is shared while the
+/// call runs).
 pub(crate) struct Planned<'a> {
     pub(crate) index: usize,
     pub(crate) call: &'a ToolCall,
-    pub(crate) call_id: Arc<str>,
-    pub(crate) name: Arc<str>,
-    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) tool: &'a dyn Tool,
+    /// The call's context; it also holds the call id and tool name the observation shares.
     pub(crate) context: CallContext,
-    pub(crate) first: ToolFuture,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_chars: usize,
     pub(crate) parallel_safe: bool,
@@ -30,34 +31,34 @@ pub(crate) struct Planned<'a> {
 }
 
 impl<D: Any + Send + Sync> Shared<D> {
+    /// The context every call of one turn shares.
+    pub(crate) fn session_context(self: &Arc<Self>, session: &Session) -> SessionContext {
+        SessionContext::new(
+            Arc::clone(&self.deps),
+            session.shared_id(),
+            Some(Arc::clone(self) as Arc<dyn ToolInvoker>),
+        )
+    }
+
     /// Plans call `index` of a turn. An error is the call's answer: it runs in no batch.
     pub(crate) fn plan<'a>(
-        self: &Arc<Self>,
-        session: &Session,
+        &'a self,
+        session: &SessionContext,
         index: usize,
         call: &'a ToolCall,
-    ) -> Result<Planned<'a>, ToolError> {
+    ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
         let Some((tool, name)) = self.registry.lookup(&call.name) else {
             return Err(self.registry.unknown_tool(&call.name));
         };
-        let (tool, name) = (Arc::clone(tool), Arc::clone(name));
+        let tool = tool.as_ref();
         limits::check_arguments(&call.arguments, &self.limits)?;
-        let call_id: Arc<str> = Arc::from(call.id.as_str());
-        let context = CallContext::new(
-            Arc::clone(&self.deps),
-            session.shared_id(),
-            Arc::clone(&call_id),
-            Arc::clone(&name),
-        )
-        .with_invoker(Arc::clone(self) as Arc<dyn ToolInvoker>);
+        let context = session.call(call.id.as_str(), Arc::clone(name));
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.clone()))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
         let spec = tool.spec();
-        Ok(Planned {
+        let plan = Planned {
             index,
             call,
-            call_id,
-            name,
             timeout: spec.timeout().or(self.limits.default_timeout),
             max_chars: spec
                 .output()
@@ -65,10 +66,10 @@ impl<D: Any + Send + Sync> Shared<D> {
                 .unwrap_or(self.limits.max_output_chars),
             parallel_safe: spec.execution().parallel_safe(),
             resources: spec.resources().map(str::to_owned).collect(),
-            first,
             context,
             tool,
-        })
+        };
+        Ok((plan, first))
     }
 }
 

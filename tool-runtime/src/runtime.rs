@@ -3,13 +3,16 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
 use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tool_core::{ErrorKind, Registry, ToolError, ToolOutput};
+use tool_core::{ErrorKind, Registry, ToolError, ToolFuture, ToolOutput};
 use tracing::Instrument;
 
 use crate::call::{Arguments, Session, ToolCall};
@@ -53,6 +56,12 @@ pub(crate) struct Shared<D> {
     pub(crate) retry: RetryPolicy,
     pub(crate) redactor: Redactor,
     pub(crate) artifacts: Arc<dyn ArtifactStore>,
+}
+
+/// A started call: answered on its first poll, or still running.
+enum Started<'a> {
+    Done(usize, Observation),
+    Waiting(Pin<Box<dyn Future<Output = (usize, Observation)> + Send + 'a>>),
 }
 
 /// How a call ended, before the output policy.
@@ -112,10 +121,11 @@ impl<D: Any + Send + Sync> Runtime<D> {
         cancel: &CancellationToken,
     ) -> TurnReport {
         let started = Instant::now();
+        let session = self.shared.session_context(session);
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
-        let mut planned: Vec<Option<Planned<'_>>> = Vec::with_capacity(calls.len());
+        let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
-            match self.shared.plan(session, index, call) {
+            match self.shared.plan(&session, index, call) {
                 Ok(plan) => {
                     planned.push(Some(plan));
                     observations.push(None);
@@ -131,7 +141,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let slots: Vec<Slot<'_>> = planned
             .iter()
             .flatten()
-            .map(|plan| Slot {
+            .map(|(plan, _)| Slot {
                 index: plan.index,
                 parallel_safe: plan.parallel_safe,
                 resources: &plan.resources,
@@ -142,7 +152,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let concurrency = self.shared.limits.max_concurrency.max(1);
         let mut batches = Vec::with_capacity(groups.len());
         for (batch_index, group) in groups.into_iter().enumerate() {
-            let members: Vec<Planned<'_>> = group
+            let members: Vec<(Planned<'_>, ToolFuture)> = group
                 .indices
                 .iter()
                 .filter_map(|&index| planned[index].take())
@@ -151,12 +161,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 index: batch_index,
                 call_ids: members
                     .iter()
-                    .map(|plan| Arc::clone(&plan.call_id))
+                    .map(|(plan, _)| Arc::clone(plan.context.call_id_shared()))
                     .collect(),
                 concurrent: group.concurrent,
             });
             if cancel.is_cancelled() {
-                for plan in members {
+                for (plan, _) in members {
                     let ended = Ended {
                         result: Err(cancelled_error()),
                         attempts: 0,
@@ -166,18 +176,25 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 }
                 continue;
             }
-            // When every call of the batch starts at once, one clock reading serves them all.
+            // Calls start in order, each with one poll; only those still running are driven
+            // together afterwards, at most `concurrency` at a time.
             let batch_start = (members.len() <= concurrency).then(Instant::now);
-            let mut running = futures::stream::iter(members)
-                .map(|plan| async move {
-                    let index = plan.index;
-                    (
-                        index,
-                        self.run_call(plan, batch_index, batch_start, cancel).await,
-                    )
-                })
-                .buffer_unordered(concurrency);
-            while let Some((index, observation)) = running.next().await {
+            let mut waiting = FuturesUnordered::new();
+            for (plan, first) in members {
+                while waiting.len() >= concurrency {
+                    if let Some((index, observation)) = waiting.next().await {
+                        observations[index] = Some(observation);
+                    }
+                }
+                match self
+                    .start_call(plan, first, batch_index, batch_start, cancel)
+                    .await
+                {
+                    Started::Done(index, observation) => observations[index] = Some(observation),
+                    Started::Waiting(rest) => waiting.push(rest),
+                }
+            }
+            while let Some((index, observation)) = waiting.next().await {
                 observations[index] = Some(observation);
             }
         }
@@ -202,22 +219,23 @@ impl<D: Any + Send + Sync> Runtime<D> {
         }
     }
 
-    /// Runs one planned call through the shells and the output policy.
+    /// Starts one planned call: polls the tool once, inside the call's span.
     ///
-    /// The tool is polled once first: most tools answer at once, and such a call needs no
-    /// timer, no retry state and no allocation for them. A call that waits, or fails in a way
-    /// worth retrying, continues in the full shells.
-    async fn run_call(
-        &self,
-        mut plan: Planned<'_>,
+    /// Most tools answer on their first poll; such a call is answered here and needs no timer,
+    /// no retry state, no cancellation registration and no allocation for them. A call that
+    /// waits, or fails in a way worth retrying, continues in the full shells.
+    async fn start_call<'a>(
+        &'a self,
+        plan: Planned<'a>,
+        mut first: ToolFuture,
         batch: usize,
         batch_start: Option<Instant>,
-        cancel: &CancellationToken,
-    ) -> Observation {
+        cancel: &'a CancellationToken,
+    ) -> Started<'a> {
         let span = tracing::info_span!(
             "tool_call",
-            tool = %plan.name,
-            call_id = %plan.call_id,
+            tool = %plan.call.name,
+            call_id = %plan.call.id,
             batch,
             outcome = tracing::field::Empty,
             elapsed_ms = tracing::field::Empty,
@@ -225,39 +243,48 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let started = batch_start.unwrap_or_else(Instant::now);
         let first_poll = {
             let _entered = span.enter();
-            let first = &mut plan.first;
-            std::future::poll_fn(|cx| Poll::Ready(contain::poll_once(first, cx))).await
+            std::future::poll_fn(|cx| Poll::Ready(contain::poll_once(&mut first, cx))).await
         };
-        let policy = &self.shared.retry;
-        let ended = match first_poll {
-            Poll::Ready(result) if !needs_retry(policy, &result) => Ended {
-                result,
-                attempts: 1,
-                elapsed: started.elapsed(),
-            },
-            first_poll => {
-                let first = match first_poll {
-                    Poll::Ready(result) => FirstAttempt::Finished(result),
-                    Poll::Pending => FirstAttempt::Running {
-                        future: std::mem::replace(
-                            &mut plan.first,
-                            Box::pin(std::future::pending()),
-                        ),
-                        started,
-                    },
+        let first = match first_poll {
+            Poll::Ready(result) if !needs_retry(&self.shared.retry, &result) => {
+                let ended = Ended {
+                    result,
+                    attempts: 1,
+                    elapsed: started.elapsed(),
                 };
-                Box::pin(self.run_shells(&plan, first, started, cancel))
-                    .instrument(span.clone())
-                    .await
+                let index = plan.index;
+                return Started::Done(index, self.finish(&plan, ended, batch, &span));
             }
+            Poll::Ready(result) => FirstAttempt::Finished(result),
+            Poll::Pending => FirstAttempt::Running {
+                future: first,
+                started,
+            },
         };
-        let observation = self.observe(&plan, ended, batch);
+        Started::Waiting(Box::pin(
+            async move {
+                let ended = self.run_shells(&plan, first, started, cancel).await;
+                (plan.index, self.finish(&plan, ended, batch, &tracing::Span::current()))
+            }
+            .instrument(span),
+        ))
+    }
+
+    /// Shapes the call's answer and records its outcome on its span.
+    fn finish(
+        &self,
+        plan: &Planned<'_>,
+        ended: Ended,
+        batch: usize,
+        span: &tracing::Span,
+    ) -> Observation {
+        let observation = self.observe(plan, ended, batch);
         span.record("outcome", observation.error_kind().unwrap_or("success"));
         span.record(
             "elapsed_ms",
             u64::try_from(observation.elapsed.as_millis()).unwrap_or(u64::MAX),
         );
-        tracing::info!(parent: &span, "call finished");
+        tracing::info!(parent: span, "call finished");
         observation
     }
 
@@ -272,7 +299,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut attempts = 1;
         let shells = shells::run(&self.shared.retry, plan.timeout, first, |number| {
             attempts = number;
-            prepare_again(plan.tool.as_ref(), &plan.call.arguments, &plan.context)
+            prepare_again(plan.tool, &plan.call.arguments, &plan.context)
         });
         // The call first: a call that finishes at once never touches the cancellation token.
         let result = tokio::select! {
@@ -289,8 +316,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
 
     fn observe(&self, plan: &Planned<'_>, ended: Ended, batch: usize) -> Observation {
         let mut observation = Observation {
-            call_id: Arc::clone(&plan.call_id),
-            tool: Arc::clone(&plan.name),
+            call_id: Arc::clone(plan.context.call_id_shared()),
+            tool: Arc::clone(plan.context.tool_name_shared()),
             tool_version: plan.tool.spec().version().map(str::to_owned),
             outcome: Outcome::Success {
                 content: String::new(),

@@ -123,7 +123,7 @@ async fn main() -> ExitCode {
         let report = runtime.execute(&session, calls.clone()).await;
         for observation in &report.observations {
             if let Some(artifact) = &observation.artifact {
-                artifacts.insert(observation.call_id.clone(), artifact.clone());
+                artifacts.insert(observation.call_id.to_string(), artifact.clone());
             }
         }
         if options.json {
