@@ -97,7 +97,7 @@ proptest! {
         let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
         let report = executor.block_on(runtime.execute(&Session::new("p"), calls));
 
-        let answered: Vec<String> = report.observations.iter().map(|o| o.call_id.clone()).collect();
+        let answered: Vec<String> = report.observations.iter().map(|o| o.call_id.to_string()).collect();
         prop_assert_eq!(&answered, &ids);
 
         let mut batched = HashSet::new();

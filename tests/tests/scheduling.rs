@@ -253,7 +253,7 @@ async fn results_come_back_in_call_order_whatever_order_they_finish_in() {
     let ids: Vec<&str> = report
         .observations
         .iter()
-        .map(|o| o.call_id.as_str())
+        .map(|o| &*o.call_id)
         .collect();
     assert_eq!(ids, ["slow", "fast", "mid"]);
     // Concurrent: the batch took as long as its slowest call, in virtual time.
