@@ -270,7 +270,7 @@ async fn the_concurrency_cap_bounds_a_batch() {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
     };
-    let calls = (0..4)
+    let calls: Vec<ToolCall> = (0..4)
         .map(|n| call(&format!("c{n}"), "sleepy", r#"{"label":"x","millis":100}"#))
         .collect();
     let report = runtime.execute(&Session::new("s"), calls).await;

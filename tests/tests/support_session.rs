@@ -28,7 +28,7 @@ async fn run_transcript() -> Vec<TurnReport> {
     let session = Session::new(transcript.session);
     let mut reports: Vec<TurnReport> = Vec::new();
     for turn in transcript.turns {
-        let calls = turn
+        let calls: Vec<ToolCall> = turn
             .calls
             .into_iter()
             .map(|mut call| {

@@ -86,7 +86,7 @@ fn governed(c: &mut Criterion) {
     group.bench_function("one call, whole turn", |b| {
         b.iter_batched(
             || calls(1, "noop", ARGS),
-            |calls| black_box(executor.block_on(runtime.execute(&session, calls))),
+            |calls| black_box(executor.block_on(runtime.execute(&session, &calls))),
             BatchSize::SmallInput,
         );
     });
@@ -94,7 +94,7 @@ fn governed(c: &mut Criterion) {
     group.bench_function("64 read-only calls, one turn", |b| {
         b.iter_batched(
             || calls(64, "noop", ARGS),
-            |calls| black_box(executor.block_on(runtime.execute(&session, calls))),
+            |calls| black_box(executor.block_on(runtime.execute(&session, &calls))),
             BatchSize::SmallInput,
         );
     });

@@ -114,19 +114,6 @@ fn value_depth(value: &Value) -> usize {
     deepest
 }
 
-/// Drops a value without recursion. `serde_json` drops nested values recursively, so a value
-/// built in code thousands of levels deep would overflow the stack when dropped.
-pub(crate) fn dispose(value: Value) {
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Array(items) => stack.extend(items),
-            Value::Object(entries) => stack.extend(entries.into_iter().map(|(_, entry)| entry)),
-            _ => {}
-        }
-    }
-}
-
 /// The serialized size of a value, counted until it passes `cap`.
 fn value_size(value: &Value, cap: usize) -> usize {
     let mut size = 0;

@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{ErrorKind, Registry, ToolError, ToolFuture, ToolOutput};
 use tracing::Instrument;
 
-use crate::call::{Arguments, Session, ToolCall};
-use crate::limits::{self, Limits};
+use crate::call::{Session, ToolCall};
+use crate::limits::Limits;
 use crate::nested::prepare_again;
 use crate::observation::{Batch, Observation, Outcome, TurnReport};
 use crate::output::{self, artifacts::ArtifactStore, redact::Redactor};
@@ -88,7 +88,10 @@ impl<D: Any + Send + Sync> Runtime<D> {
     }
 
     /// Runs one turn: every call gets exactly one observation, in call order.
-    pub async fn execute(&self, session: &Session, calls: Vec<ToolCall>) -> TurnReport {
+    ///
+    /// `calls` may be owned or borrowed (`Vec<ToolCall>`, `&[ToolCall]`): a caller that
+    /// renders the provider's result messages keeps its calls.
+    pub async fn execute(&self, session: &Session, calls: impl AsRef<[ToolCall]>) -> TurnReport {
         self.execute_with_cancel(session, calls, CancellationToken::new())
             .await
     }
@@ -98,20 +101,14 @@ impl<D: Any + Send + Sync> Runtime<D> {
     pub async fn execute_with_cancel(
         &self,
         session: &Session,
-        calls: Vec<ToolCall>,
+        calls: impl AsRef<[ToolCall]>,
         cancel: CancellationToken,
     ) -> TurnReport {
+        let calls = calls.as_ref();
         let span = tracing::info_span!("tool_turn", session = session.id(), calls = calls.len());
-        let report = self
-            .run_turn(session, &calls, &cancel)
+        self.run_turn(session, calls, &cancel)
             .instrument(span)
-            .await;
-        for call in calls {
-            if let Arguments::Value(value) = call.arguments {
-                limits::dispose(value);
-            }
-        }
-        report
+            .await
     }
 
     async fn run_turn(
