@@ -94,7 +94,7 @@ proptest! {
             .start_paused(true)
             .build();
         let Ok(executor) = executor else { panic!("executor") };
-        let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
+        let ids: Vec<String> = calls.iter().map(|call| call.id.to_string()).collect();
         let report = executor.block_on(runtime.execute(&Session::new("p"), calls));
 
         let answered: Vec<String> = report.observations.iter().map(|o| o.call_id.to_string()).collect();

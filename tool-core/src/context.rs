@@ -90,12 +90,10 @@ impl SessionContext {
     /// The context of one call of this session.
     pub fn call(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> CallContext {
         CallContext {
-            info: Arc::new(CallInfo {
-                session: self.clone(),
-                call_id: call_id.into(),
-                tool_name: tool_name.into(),
-                depth: 0,
-            }),
+            session: self.clone(),
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            depth: 0,
         }
     }
 }
@@ -103,13 +101,9 @@ impl SessionContext {
 /// The untyped context the runtime hands to [`crate::Tool::prepare`]: the session's deps
 /// (type erased) and the identity of the call.
 ///
-/// One shared allocation: cloning it is one reference-count increment.
+/// Made of shared parts: building, cloning and dropping one allocates nothing.
 #[derive(Clone)]
 pub struct CallContext {
-    info: Arc<CallInfo>,
-}
-
-struct CallInfo {
     session: SessionContext,
     call_id: Arc<str>,
     tool_name: Arc<str>,
@@ -130,9 +124,9 @@ impl CallContext {
 
     /// The same call with `invoker` for nested calls.
     #[must_use]
-    pub fn with_invoker(self, invoker: Arc<dyn ToolInvoker>) -> Self {
-        let session = &self.info.session.inner;
-        let session = SessionContext {
+    pub fn with_invoker(mut self, invoker: Arc<dyn ToolInvoker>) -> Self {
+        let session = &self.session.inner;
+        self.session = SessionContext {
             inner: Arc::new(SessionInner {
                 deps: Arc::clone(&session.deps),
                 deps_type: session.deps_type,
@@ -140,67 +134,58 @@ impl CallContext {
                 invoker: Some(invoker),
             }),
         };
-        Self {
-            info: Arc::new(CallInfo {
-                session,
-                call_id: Arc::clone(&self.info.call_id),
-                tool_name: Arc::clone(&self.info.tool_name),
-                depth: self.info.depth,
-            }),
-        }
+        self
     }
 
     /// The same session and deps, for a nested call `call_id` of `tool_name`, one level deeper.
     #[must_use]
     pub fn nested(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> Self {
         Self {
-            info: Arc::new(CallInfo {
-                session: self.info.session.clone(),
-                call_id: call_id.into(),
-                tool_name: tool_name.into(),
-                depth: self.info.depth + 1,
-            }),
+            session: self.session.clone(),
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            depth: self.depth + 1,
         }
     }
 
     /// The session this call belongs to.
     pub fn session_id(&self) -> &str {
-        &self.info.session.inner.session_id
+        &self.session.inner.session_id
     }
 
     /// The id the model gave this call.
     pub fn call_id(&self) -> &str {
-        &self.info.call_id
+        &self.call_id
     }
 
     /// The id the model gave this call, shared.
     pub fn call_id_shared(&self) -> &Arc<str> {
-        &self.info.call_id
+        &self.call_id
     }
 
     /// The tool being called.
     pub fn tool_name(&self) -> &str {
-        &self.info.tool_name
+        &self.tool_name
     }
 
     /// The tool being called, shared.
     pub fn tool_name_shared(&self) -> &Arc<str> {
-        &self.info.tool_name
+        &self.tool_name
     }
 
     /// How many tool calls enclose this one (0 for a call the model made).
     pub fn depth(&self) -> u32 {
-        self.info.depth
+        self.depth
     }
 
     /// The deps type this context carries.
     pub fn deps_type(&self) -> DepsType {
-        self.info.session.inner.deps_type
+        self.session.inner.deps_type
     }
 
     /// The deps, untyped.
     pub fn deps_any(&self) -> &Arc<AnyDeps> {
-        &self.info.session.inner.deps
+        &self.session.inner.deps
     }
 
     /// The deps as `D`, when they are a `D`.
@@ -210,7 +195,7 @@ impl CallContext {
 
     /// The invoker for nested calls, when the runtime provided one.
     pub fn invoker(&self) -> Option<&Arc<dyn ToolInvoker>> {
-        self.info.session.inner.invoker.as_ref()
+        self.session.inner.invoker.as_ref()
     }
 }
 

@@ -47,8 +47,8 @@ impl From<Value> for Arguments {
 /// One tool call a model emitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The provider's id for the call; the observation answers it.
-    pub id: String,
+    /// The provider's id for the call; the observation answers it (sharing this string).
+    pub id: Arc<str>,
     /// The tool the model named (which may not exist).
     pub name: String,
     /// The arguments the model sent.
@@ -58,7 +58,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call of `name` with `arguments`, answered under `id`.
     pub fn new(
-        id: impl Into<String>,
+        id: impl Into<Arc<str>>,
         name: impl Into<String>,
         arguments: impl Into<Arguments>,
     ) -> Self {

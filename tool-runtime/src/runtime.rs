@@ -356,7 +356,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
     fn rejected(&self, call: &ToolCall, error: ToolError) -> Observation {
         let (error, redactions) = redact_error(error, &self.shared.redactor);
         Observation {
-            call_id: Arc::from(call.id.as_str()),
+            call_id: Arc::clone(&call.id),
             tool: Arc::from(call.name.as_str()),
             tool_version: self
                 .shared
