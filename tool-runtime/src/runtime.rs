@@ -5,7 +5,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -177,19 +177,29 @@ impl<D: Any + Send + Sync> Runtime<D> {
             // together afterwards, at most `concurrency` at a time.
             let batch_start = (members.len() <= concurrency).then(Instant::now);
             let mut waiting = FuturesUnordered::new();
-            for (plan, first) in members {
-                while waiting.len() >= concurrency {
+            let mut members = members.into_iter().peekable();
+            while members.peek().is_some() {
+                if waiting.len() >= concurrency {
                     if let Some((index, observation)) = waiting.next().await {
                         observations[index] = Some(observation);
                     }
                 }
-                match self
-                    .start_call(plan, first, batch_index, batch_start, cancel)
-                    .await
-                {
-                    Started::Done(index, observation) => observations[index] = Some(observation),
-                    Started::Waiting(rest) => waiting.push(rest),
-                }
+                // Start calls up to the cap in one go, with this task's context at hand.
+                std::future::poll_fn(|cx| {
+                    while waiting.len() < concurrency {
+                        let Some((plan, first)) = members.next() else {
+                            break;
+                        };
+                        match self.start_call(plan, first, batch_index, batch_start, cancel, cx) {
+                            Started::Done(index, observation) => {
+                                observations[index] = Some(observation);
+                            }
+                            Started::Waiting(rest) => waiting.push(rest),
+                        }
+                    }
+                    Poll::Ready(())
+                })
+                .await;
             }
             while let Some((index, observation)) = waiting.next().await {
                 observations[index] = Some(observation);
@@ -221,13 +231,14 @@ impl<D: Any + Send + Sync> Runtime<D> {
     /// Most tools answer on their first poll; such a call is answered here and needs no timer,
     /// no retry state, no cancellation registration and no allocation for them. A call that
     /// waits, or fails in a way worth retrying, continues in the full shells.
-    async fn start_call<'a>(
+    fn start_call<'a>(
         &'a self,
         plan: Planned<'a>,
         mut first: ToolFuture,
         batch: usize,
         batch_start: Option<Instant>,
         cancel: &'a CancellationToken,
+        cx: &mut Context<'_>,
     ) -> Started<'a> {
         let span = tracing::info_span!(
             "tool_call",
@@ -240,7 +251,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let started = batch_start.unwrap_or_else(Instant::now);
         let first_poll = {
             let _entered = span.enter();
-            std::future::poll_fn(|cx| Poll::Ready(contain::poll_once(&mut first, cx))).await
+            contain::poll_once(&mut first, cx)
         };
         let first = match first_poll {
             Poll::Ready(result) if !needs_retry(&self.shared.retry, &result) => {
