@@ -189,7 +189,7 @@ async fn invoking_injects_session_call_and_deps() {
         let name = tool.spec().name();
         let call = CallContext::new(Arc::clone(&deps), "session-7", format!("call-{name}"), name);
         let output = tool
-            .call(r#"{"order_id":"A-1024"}"#.into(), call)
+            .call(r#"{"order_id":"A-1024"}"#.into(), &call)
             .await
             .map(|output| output.text().into_owned());
         assert_eq!(
@@ -214,7 +214,7 @@ fn deps_typed_and_agnostic_tools_say_so() {
 async fn a_typed_tool_given_other_deps_fails_with_internal_not_a_panic() {
     let call = CallContext::new(Arc::new(5_u8), "s", "c", "typed");
     let error = typed::tool()
-        .call(r#"{"order_id":"A-1"}"#.into(), call)
+        .call(r#"{"order_id":"A-1"}"#.into(), &call)
         .await
         .err()
         .map(|error| (error.kind().as_str().to_owned(), error.message().to_owned()));

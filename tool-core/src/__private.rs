@@ -228,7 +228,7 @@ impl Tool for InvalidTool {
         None
     }
 
-    fn prepare(&self, _args: ToolArgs<'_>, _call: CallContext) -> Result<ToolFuture, ToolError> {
+    fn prepare(&self, _args: ToolArgs<'_>, _call: &CallContext) -> Result<ToolFuture, ToolError> {
         Err(ToolError::new(
             crate::error::ErrorKind::Internal,
             "this tool's declaration has errors",

@@ -298,7 +298,7 @@ impl Registry {
         let Some(tool) = self.get(name) else {
             return Err(self.unknown_tool(name));
         };
-        tool.call(args.into(), call).await
+        tool.call(args.into(), &call).await
     }
 
     /// The `unknown_tool` error for `name`: the available tools and the nearest match.
@@ -392,7 +392,7 @@ impl Tool for StaticTool {
         self.0.deps_type()
     }
 
-    fn prepare(&self, args: ToolArgs<'_>, call: CallContext) -> Result<ToolFuture, ToolError> {
+    fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
         self.0.prepare(args, call)
     }
 }

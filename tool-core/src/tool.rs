@@ -148,15 +148,16 @@ pub trait Tool: Send + Sync + 'static {
     /// The deps type this tool's context needs, or `None` when it works with any.
     fn deps_type(&self) -> Option<DepsType>;
 
-    /// Prepares one call: parses and validates `args` and builds the context from `call`.
+    /// Prepares one call: parses and validates `args` and takes from `call` the context the
+    /// tool asks for (a tool that takes none leaves it untouched).
     ///
     /// An error here (`invalid_arguments`, or `internal` for a context the runtime cannot
     /// provide) means nothing ran. The returned future runs the tool when polled; preparing
     /// again from the same arguments gives a fresh attempt.
-    fn prepare(&self, args: ToolArgs<'_>, call: CallContext) -> Result<ToolFuture, ToolError>;
+    fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError>;
 
     /// Prepares and runs one call.
-    fn call(&self, args: ToolArgs<'_>, call: CallContext) -> ToolFuture {
+    fn call(&self, args: ToolArgs<'_>, call: &CallContext) -> ToolFuture {
         match self.prepare(args, call) {
             Ok(future) => future,
             Err(error) => Box::pin(std::future::ready(Err(error))),

@@ -87,7 +87,7 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
                 fn prepare(
                     &self,
                     args: #p::ToolArgs<'_>,
-                    call: #p::CallContext,
+                    call: &#p::CallContext,
                 ) -> #p::Result<#p::ToolFuture, #p::ToolError> {
                     #call
                 }
@@ -311,7 +311,7 @@ fn call_body(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
             (
                 quote! {
                     let #context_var: #core =
-                        match <#core as #p::FromCallContext>::from_call_context(call) {
+                        match <#core as #p::FromCallContext>::from_call_context(call.clone()) {
                             #p::Result::Ok(context) => context,
                             #p::Result::Err(error) => return #p::Result::Err(error),
                         };

@@ -99,14 +99,14 @@ fn dispatch(c: &mut Criterion) {
     });
     group.bench_function("#[tool] via Tool::prepare", |b| {
         b.iter(|| {
-            let output = tool.prepare(ToolArgs::Json(black_box(ARGS)), call.clone()).map(ready);
+            let output = tool.prepare(ToolArgs::Json(black_box(ARGS)), &call).map(ready);
             black_box(output.map(|output| output.map(tool_runtime::ToolOutput::into_json)))
         });
     });
     let plain = get_status_plain::tool();
     group.bench_function("#[tool] without a context", |b| {
         b.iter(|| {
-            let output = plain.prepare(ToolArgs::Json(black_box(ARGS)), call.clone()).map(ready);
+            let output = plain.prepare(ToolArgs::Json(black_box(ARGS)), &call).map(ready);
             black_box(output.map(|output| output.map(tool_runtime::ToolOutput::into_json)))
         });
     });

@@ -135,13 +135,13 @@ impl Tool for DynamicTool {
         None
     }
 
-    fn prepare(&self, args: ToolArgs<'_>, call: CallContext) -> Result<ToolFuture, ToolError> {
+    fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
         let mut arguments = args.into_value()?;
         if arguments.is_null() {
             arguments = Value::Object(serde_json::Map::new());
         }
         self.validate(&arguments)?;
-        Ok((self.handler)(arguments, RunContext::untyped(&call)))
+        Ok((self.handler)(arguments, RunContext::untyped(call)))
     }
 }
 

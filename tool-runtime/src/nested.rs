@@ -75,7 +75,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let arguments = Arguments::Value(args);
         limits::check_arguments(&arguments, &self.limits)?;
         let context = parent.nested(format!("{}/{tool_name}", parent.call_id()), tool_name);
-        let first = contain::prepare(|| tool.prepare(arguments.as_tool_args(), context.clone()))
+        let first = contain::prepare(|| tool.prepare(arguments.as_tool_args(), &context))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
         let timeout = tool.spec().timeout().or(self.limits.default_timeout);
         Ok((
@@ -94,7 +94,7 @@ impl<D: Any + Send + Sync> Shared<D> {
 
 /// A fresh attempt of a call whose arguments already passed once.
 pub(crate) fn prepare_again(tool: &dyn Tool, arguments: &Arguments, context: &CallContext) -> ToolFuture {
-    match contain::prepare(|| tool.prepare(arguments.as_tool_args(), context.clone())) {
+    match contain::prepare(|| tool.prepare(arguments.as_tool_args(), context)) {
         Ok(future) => future,
         Err(error) => Box::pin(std::future::ready(Err(error))),
     }

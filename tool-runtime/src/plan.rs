@@ -53,7 +53,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let tool = tool.as_ref();
         limits::check_arguments(&call.arguments, &self.limits)?;
         let context = session.call(Arc::clone(&call.id), Arc::clone(name));
-        let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.clone()))
+        let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), &context))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
         let spec = tool.spec();
         let plan = Planned {

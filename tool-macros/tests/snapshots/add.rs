@@ -78,7 +78,7 @@ const _: () = {
         fn prepare(
             &self,
             args: ::tool_runtime::__private::ToolArgs<'_>,
-            call: ::tool_runtime::__private::CallContext,
+            call: &::tool_runtime::__private::CallContext,
         ) -> ::tool_runtime::__private::Result<
             ::tool_runtime::__private::ToolFuture,
             ::tool_runtime::__private::ToolError,
@@ -92,7 +92,7 @@ const _: () = {
                 }
             };
             let __context: RunContext = match <RunContext as ::tool_runtime::__private::FromCallContext>::from_call_context(
-                call,
+                call.clone(),
             ) {
                 ::tool_runtime::__private::Result::Ok(context) => context,
                 ::tool_runtime::__private::Result::Err(error) => {

@@ -106,7 +106,7 @@ const _: () = {
         fn prepare(
             &self,
             args: ::tool_core::__private::ToolArgs<'_>,
-            call: ::tool_core::__private::CallContext,
+            call: &::tool_core::__private::CallContext,
         ) -> ::tool_core::__private::Result<
             ::tool_core::__private::ToolFuture,
             ::tool_core::__private::ToolError,
@@ -119,7 +119,9 @@ const _: () = {
             };
             let __context: RunContext<SupportDeps> = match <RunContext<
                 SupportDeps,
-            > as ::tool_core::__private::FromCallContext>::from_call_context(call) {
+            > as ::tool_core::__private::FromCallContext>::from_call_context(
+                call.clone(),
+            ) {
                 ::tool_core::__private::Result::Ok(context) => context,
                 ::tool_core::__private::Result::Err(error) => {
                     return ::tool_core::__private::Result::Err(error);
