@@ -69,10 +69,40 @@ const DEFAULT_PATTERNS: &[(&str, &str)] = &[
 #[derive(Debug, Clone)]
 pub struct Redactor {
     patterns: Vec<SecretPattern>,
+    /// Whether the patterns are exactly the built-in ones, whose shapes [`may_hold_builtin`]
+    /// knows: most outputs are then cleared without running a regex.
+    builtin_only: bool,
     /// All patterns in one alternation: a single pass with the regex engine's literal
     /// prefilter answers "no secret here" for most outputs.
     any: Option<Regex>,
     which: RegexSet,
+}
+
+/// The shortest run of token characters (`[A-Za-z0-9_.+/=-]`) a built-in key pattern matches:
+/// the Slack token, `xoxb-` and 10 more.
+const SHORTEST_BUILTIN_KEY: usize = 15;
+
+/// Whether `text` could hold a secret of a built-in pattern: a run of token characters as long
+/// as the shortest key, or the literal that the other patterns (private keys, bearer tokens,
+/// passwords in URLs) cannot match without.
+fn may_hold_builtin(text: &str) -> bool {
+    let mut run = 0;
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.' | b'+' | b'/' | b'=') {
+            run += 1;
+            if run >= SHORTEST_BUILTIN_KEY {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    text.contains("://")
+        || text.contains("PRIVATE KEY")
+        || text
+            .as_bytes()
+            .windows(6)
+            .any(|window| window.eq_ignore_ascii_case(b"bearer"))
 }
 
 impl Default for Redactor {
@@ -81,7 +111,10 @@ impl Default for Redactor {
             .iter()
             .filter_map(|(name, regex)| SecretPattern::new(*name, regex).ok())
             .collect();
-        Self::new(patterns)
+        Self {
+            builtin_only: true,
+            ..Self::new(patterns)
+        }
     }
 }
 
@@ -100,6 +133,7 @@ impl Redactor {
             .flatten();
         Self {
             patterns,
+            builtin_only: false,
             any,
             which,
         }
@@ -124,6 +158,9 @@ impl Redactor {
 
     /// `text` with every secret replaced, and how many were.
     pub fn redact<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
+        if self.builtin_only && !may_hold_builtin(text) {
+            return (Cow::Borrowed(text), 0);
+        }
         if self.any.as_ref().is_some_and(|any| !any.is_match(text)) {
             return (Cow::Borrowed(text), 0);
         }
@@ -204,6 +241,42 @@ mod tests {
             redact(text),
             ("before \"[REDACTED:private_key]\" after".to_owned(), 1)
         );
+    }
+
+    #[test]
+    fn the_builtin_prefilter_passes_every_builtin_secret() {
+        let secrets = [
+            "-----BEGIN PRIVATE KEY-----\nab\n-----END PRIVATE KEY-----",
+            "sk-ant-api03-abcdefghijklmnopqrstuv",
+            "sk_live_0123456789abcdef",
+            "sk-0123456789abcdefghij",
+            "AKIAIOSFODNN7EXAMPLE",
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+            "github_pat_0123456789abcdefghijkl",
+            "AIzaSyA-0123456789abcdefghijklmnopqrstu",
+            "xoxb-0123456789",
+            "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.c2lnbmF0dXJlXyz",
+            "Bearer abcdefgh",
+            "BEARER abcdefgh",
+            "https://u:p@h",
+        ];
+        let redactor = Redactor::default();
+        for secret in secrets {
+            let text = format!("{{\"value\": \"{secret}\"}}");
+            assert!(may_hold_builtin(&text), "{secret}");
+            assert_eq!(redactor.redact(&text).1, 1, "{secret}");
+        }
+        assert!(!may_hold_builtin(r#"{"order_id":"A-1024","status":"shipped"}"#));
+    }
+
+    #[test]
+    fn custom_patterns_are_not_prefiltered() {
+        let Ok(pattern) = SecretPattern::new("ticket", r"TKT-[0-9]{3}") else {
+            panic!("pattern");
+        };
+        let (text, count) = Redactor::with_patterns([pattern]).redact("TKT-123");
+        assert_eq!((text.as_ref(), count), ("[REDACTED:ticket]", 1));
     }
 
     #[test]
