@@ -92,9 +92,9 @@ fn a_turn_and_each_call_have_spans() {
         [
             "tool_turn session=\"s-7\" calls=2",
             "tool_call tool=price call_id=a batch=0",
+            "tool_call tool=price call_id=b batch=0",
             "record outcome=\"success\"",
             "record elapsed_ms=_",
-            "tool_call tool=price call_id=b batch=0",
             "record outcome=\"execution_failed\"",
             "record elapsed_ms=_",
         ]

@@ -32,27 +32,29 @@ pub struct Observation {
     pub tool: Arc<str>,
     /// The tool's version, when it declares one (and the tool exists).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_version: Option<String>,
+    pub tool_version: Option<Arc<str>>,
     /// Success or error.
     pub outcome: Outcome,
     /// Whether the content was cut to fit the output limit.
     pub truncated: bool,
     /// How many secrets were redacted from the content.
-    pub redactions: usize,
+    pub redactions: u32,
     /// The id under which the full output was kept, when it was cut.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact: Option<String>,
     /// Page metadata, for a pagination tool.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub page: Option<PageInfo>,
-    /// Time from the start of the call to its answer (all attempts and backoff included).
+    pub page: Option<Box<PageInfo>>,
+    /// Time from the start of the call to its answer (all attempts and backoff included). For
+    /// calls answered at their first poll, the time their batch took to start them: one clock
+    /// reading serves them all, so it is an upper bound, within microseconds.
     #[serde(rename = "elapsed_ms", serialize_with = "millis")]
     pub elapsed: Duration,
     /// How many times the tool ran (0 when the call was rejected before running).
     pub attempts: u32,
     /// The batch the call ran in, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub batch: Option<usize>,
+    pub batch: Option<u32>,
 }
 
 fn millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {

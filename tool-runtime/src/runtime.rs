@@ -60,7 +60,7 @@ pub(crate) struct Shared<D> {
 
 /// A started call: answered on its first poll, or still running.
 enum Started<'a> {
-    Done(usize, Observation),
+    Done(usize, Observation, tracing::Span),
     Waiting(Pin<Box<dyn Future<Output = (usize, Observation)> + Send + 'a>>),
 }
 
@@ -148,20 +148,24 @@ impl<D: Any + Send + Sync> Runtime<D> {
 
         let concurrency = self.shared.limits.max_concurrency.max(1);
         let mut batches = Vec::with_capacity(groups.len());
+        // Calls answered at their first poll, awaiting their elapsed time (one clock reading
+        // serves all those a chunk of starts answered).
+        let mut answered: Vec<(usize, tracing::Span)> = Vec::new();
         for (batch_index, group) in groups.into_iter().enumerate() {
-            let members: Vec<(Planned<'_>, ToolFuture)> = group
-                .indices
-                .iter()
-                .filter_map(|&index| planned[index].take())
-                .collect();
             batches.push(Batch {
                 index: batch_index,
-                call_ids: members
+                call_ids: group
+                    .indices
                     .iter()
-                    .map(|(plan, _)| Arc::clone(plan.context.call_id_shared()))
+                    .map(|&index| Arc::clone(&calls[index].id))
                     .collect(),
                 concurrent: group.concurrent,
             });
+            let mut members = group
+                .indices
+                .iter()
+                .filter_map(|&index| planned[index].take())
+                .peekable();
             if cancel.is_cancelled() {
                 for (plan, _) in members {
                     let ended = Ended {
@@ -175,24 +179,24 @@ impl<D: Any + Send + Sync> Runtime<D> {
             }
             // Calls start in order, each with one poll; only those still running are driven
             // together afterwards, at most `concurrency` at a time.
-            let batch_start = (members.len() <= concurrency).then(Instant::now);
             let mut waiting = FuturesUnordered::new();
-            let mut members = members.into_iter().peekable();
             while members.peek().is_some() {
                 if waiting.len() >= concurrency {
                     if let Some((index, observation)) = waiting.next().await {
                         observations[index] = Some(observation);
                     }
                 }
+                let chunk_start = Instant::now();
                 // Start calls up to the cap in one go, with this task's context at hand.
                 std::future::poll_fn(|cx| {
                     while waiting.len() < concurrency {
                         let Some((plan, first)) = members.next() else {
                             break;
                         };
-                        match self.start_call(plan, first, batch_index, batch_start, cancel, cx) {
-                            Started::Done(index, observation) => {
+                        match self.start_call(plan, first, batch_index, chunk_start, cancel, cx) {
+                            Started::Done(index, observation, span) => {
                                 observations[index] = Some(observation);
+                                answered.push((index, span));
                             }
                             Started::Waiting(rest) => waiting.push(rest),
                         }
@@ -200,6 +204,13 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     Poll::Ready(())
                 })
                 .await;
+                let elapsed = chunk_start.elapsed();
+                for (index, span) in answered.drain(..) {
+                    if let Some(observation) = &mut observations[index] {
+                        observation.elapsed = elapsed;
+                        record_end(&span, observation);
+                    }
+                }
             }
             while let Some((index, observation)) = waiting.next().await {
                 observations[index] = Some(observation);
@@ -236,7 +247,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         plan: Planned<'a>,
         mut first: ToolFuture,
         batch: usize,
-        batch_start: Option<Instant>,
+        started: Instant,
         cancel: &'a CancellationToken,
         cx: &mut Context<'_>,
     ) -> Started<'a> {
@@ -248,20 +259,19 @@ impl<D: Any + Send + Sync> Runtime<D> {
             outcome = tracing::field::Empty,
             elapsed_ms = tracing::field::Empty,
         );
-        let started = batch_start.unwrap_or_else(Instant::now);
         let first_poll = {
             let _entered = span.enter();
             contain::poll_once(&mut first, cx)
         };
         let first = match first_poll {
             Poll::Ready(result) if !needs_retry(&self.shared.retry, &result) => {
+                // The caller sets the elapsed time and records the end on the span.
                 let ended = Ended {
                     result,
                     attempts: 1,
-                    elapsed: started.elapsed(),
+                    elapsed: Duration::ZERO,
                 };
-                let index = plan.index;
-                return Started::Done(index, self.finish(&plan, ended, batch, &span));
+                return Started::Done(plan.index, self.observe(&plan, ended, batch), span);
             }
             Poll::Ready(result) => FirstAttempt::Finished(result),
             Poll::Pending => FirstAttempt::Running {
@@ -272,28 +282,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
         Started::Waiting(Box::pin(
             async move {
                 let ended = self.run_shells(&plan, first, started, cancel).await;
-                (plan.index, self.finish(&plan, ended, batch, &tracing::Span::current()))
+                let observation = self.observe(&plan, ended, batch);
+                record_end(&tracing::Span::current(), &observation);
+                (plan.index, observation)
             }
             .instrument(span),
         ))
-    }
-
-    /// Shapes the call's answer and records its outcome on its span.
-    fn finish(
-        &self,
-        plan: &Planned<'_>,
-        ended: Ended,
-        batch: usize,
-        span: &tracing::Span,
-    ) -> Observation {
-        let observation = self.observe(plan, ended, batch);
-        span.record("outcome", observation.error_kind().unwrap_or("success"));
-        span.record(
-            "elapsed_ms",
-            u64::try_from(observation.elapsed.as_millis()).unwrap_or(u64::MAX),
-        );
-        tracing::info!(parent: span, "call finished");
-        observation
     }
 
     /// The full shells, for a call that waits or is retried, raced against cancellation.
@@ -326,7 +320,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut observation = Observation {
             call_id: Arc::clone(plan.context.call_id_shared()),
             tool: Arc::clone(plan.context.tool_name_shared()),
-            tool_version: plan.tool.spec().version().map(str::to_owned),
+            tool_version: plan.tool.spec().version().map(Arc::from),
             outcome: Outcome::Success {
                 content: String::new(),
             },
@@ -336,11 +330,11 @@ impl<D: Any + Send + Sync> Runtime<D> {
             page: None,
             elapsed: ended.elapsed,
             attempts: ended.attempts,
-            batch: Some(batch),
+            batch: Some(u32::try_from(batch).unwrap_or(u32::MAX)),
         };
         match ended.result {
             Ok(output) => {
-                observation.page = output.page().cloned();
+                observation.page = output.page().cloned().map(Box::new);
                 let shaped = output::shape(
                     output,
                     plan.max_chars,
@@ -356,7 +350,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
             }
             Err(error) => {
                 let (error, redactions) = redact_error(error, &self.shared.redactor);
-                observation.redactions = redactions;
+                observation.redactions = u32::try_from(redactions).unwrap_or(u32::MAX);
                 observation.outcome = Outcome::Error { error };
             }
         }
@@ -373,10 +367,10 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 .shared
                 .registry
                 .get(&call.name)
-                .and_then(|tool| tool.spec().version().map(str::to_owned)),
+                .and_then(|tool| tool.spec().version().map(Arc::from)),
             outcome: Outcome::Error { error },
             truncated: false,
-            redactions,
+            redactions: u32::try_from(redactions).unwrap_or(u32::MAX),
             artifact: None,
             page: None,
             elapsed: Duration::ZERO,
@@ -384,6 +378,16 @@ impl<D: Any + Send + Sync> Runtime<D> {
             batch: None,
         }
     }
+}
+
+/// Records a call's outcome and elapsed time on its span.
+fn record_end(span: &tracing::Span, observation: &Observation) {
+    span.record("outcome", observation.error_kind().unwrap_or("success"));
+    span.record(
+        "elapsed_ms",
+        u64::try_from(observation.elapsed.as_millis()).unwrap_or(u64::MAX),
+    );
+    tracing::info!(parent: span, "call finished");
 }
 
 /// Whether a first attempt's result sends the call on to the retry shell.

@@ -25,7 +25,7 @@ const HEAD_SHARE: f64 = 0.7;
 pub(crate) struct Shaped {
     pub(crate) content: String,
     pub(crate) truncated: bool,
-    pub(crate) redactions: usize,
+    pub(crate) redactions: u32,
     pub(crate) artifact: Option<String>,
 }
 
@@ -39,6 +39,7 @@ pub(crate) fn shape(
     let page = output.page().cloned();
     let text = output.into_text();
     let (redacted, redactions) = redactor.redact(&text);
+    let redactions = u32::try_from(redactions).unwrap_or(u32::MAX);
     let text = match redacted {
         Cow::Borrowed(_) => text,
         Cow::Owned(redacted) => redacted,

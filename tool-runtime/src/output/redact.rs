@@ -86,8 +86,9 @@ const SHORTEST_BUILTIN_KEY: usize = 15;
 /// as the shortest key, or the literal that the other patterns (private keys, bearer tokens,
 /// passwords in URLs) cannot match without.
 fn may_hold_builtin(text: &str) -> bool {
+    let bytes = text.as_bytes();
     let mut run = 0;
-    for byte in text.bytes() {
+    for (index, &byte) in bytes.iter().enumerate() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.' | b'+' | b'/' | b'=') {
             run += 1;
             if run >= SHORTEST_BUILTIN_KEY {
@@ -96,13 +97,18 @@ fn may_hold_builtin(text: &str) -> bool {
         } else {
             run = 0;
         }
+        let rest = &bytes[index..];
+        let literal = match byte {
+            b':' => rest.starts_with(b"://"),
+            b'P' => rest.starts_with(b"PRIVATE KEY"),
+            b'b' | b'B' => rest.get(..6).is_some_and(|word| word.eq_ignore_ascii_case(b"bearer")),
+            _ => false,
+        };
+        if literal {
+            return true;
+        }
     }
-    text.contains("://")
-        || text.contains("PRIVATE KEY")
-        || text
-            .as_bytes()
-            .windows(6)
-            .any(|window| window.eq_ignore_ascii_case(b"bearer"))
+    false
 }
 
 impl Default for Redactor {
