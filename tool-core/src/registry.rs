@@ -392,6 +392,10 @@ impl Tool for StaticTool {
         self.0.deps_type()
     }
 
+    fn takes_context(&self) -> bool {
+        self.0.takes_context()
+    }
+
     fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
         self.0.prepare(args, call)
     }

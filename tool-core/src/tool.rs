@@ -148,6 +148,12 @@ pub trait Tool: Send + Sync + 'static {
     /// The deps type this tool's context needs, or `None` when it works with any.
     fn deps_type(&self) -> Option<DepsType>;
 
+    /// Whether [`Tool::prepare`] reads the call's context. When it does not, a runtime may hand
+    /// it a context without the call's identity and skip building one per call.
+    fn takes_context(&self) -> bool {
+        true
+    }
+
     /// Prepares one call: parses and validates `args` and takes from `call` the context the
     /// tool asks for (a tool that takes none leaves it untouched).
     ///

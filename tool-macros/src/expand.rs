@@ -56,6 +56,7 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
     let spec = spec(tool, decl, &p);
     let checks = checks(tool, decl, &p);
     let call = call_body(tool, decl, &p);
+    let takes_context = tool.context().is_some();
     let deps_type = match tool.context() {
         Some((_, context)) => {
             let core = &context.core;
@@ -82,6 +83,10 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
 
                 fn deps_type(&self) -> #p::Option<#p::DepsType> {
                     #deps_type
+                }
+
+                fn takes_context(&self) -> bool {
+                    #takes_context
                 }
 
                 fn prepare(

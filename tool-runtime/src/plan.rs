@@ -22,12 +22,29 @@ pub(crate) struct Planned<'a> {
     pub(crate) index: usize,
     pub(crate) call: &'a ToolCall,
     pub(crate) tool: &'a dyn Tool,
-    /// The call's context; it also holds the call id and tool name the observation shares.
-    pub(crate) context: CallContext,
+    /// The tool's name, shared with the observation.
+    pub(crate) name: &'a Arc<str>,
+    /// The call's context: its own when the tool takes one, the turn's anonymous one otherwise.
+    pub(crate) context: PlannedContext<'a>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_chars: usize,
     pub(crate) parallel_safe: bool,
     pub(crate) resources: Vec<String>,
+}
+
+/// A call's context, owned or shared with the other calls of its turn.
+pub(crate) enum PlannedContext<'a> {
+    Own(CallContext),
+    Shared(&'a CallContext),
+}
+
+impl PlannedContext<'_> {
+    pub(crate) fn get(&self) -> &CallContext {
+        match self {
+            PlannedContext::Own(context) => context,
+            PlannedContext::Shared(context) => context,
+        }
+    }
 }
 
 impl<D: Any + Send + Sync> Shared<D> {
@@ -44,6 +61,7 @@ impl<D: Any + Send + Sync> Shared<D> {
     pub(crate) fn plan<'a>(
         &'a self,
         session: &SessionContext,
+        anonymous: &'a CallContext,
         index: usize,
         call: &'a ToolCall,
     ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
@@ -52,13 +70,18 @@ impl<D: Any + Send + Sync> Shared<D> {
         };
         let tool = tool.as_ref();
         limits::check_arguments(&call.arguments, &self.limits)?;
-        let context = session.call(Arc::clone(&call.id), Arc::clone(name));
-        let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), &context))
+        let context = if tool.takes_context() {
+            PlannedContext::Own(session.call(Arc::clone(&call.id), Arc::clone(name)))
+        } else {
+            PlannedContext::Shared(anonymous)
+        };
+        let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
         let spec = tool.spec();
         let plan = Planned {
             index,
             call,
+            name,
             timeout: spec.timeout().or(self.limits.default_timeout),
             max_chars: spec
                 .output()

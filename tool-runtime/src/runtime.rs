@@ -119,10 +119,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
     ) -> TurnReport {
         let started = Instant::now();
         let session = self.shared.session_context(session);
+        // The context of tools that take none: built once, shared by their calls.
+        let anonymous = session.call("", "");
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
-            match self.shared.plan(&session, index, call) {
+            match self.shared.plan(&session, &anonymous, index, call) {
                 Ok(plan) => {
                     planned.push(Some(plan));
                     observations.push(None);
@@ -301,7 +303,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut attempts = 1;
         let shells = shells::run(&self.shared.retry, plan.timeout, first, |number| {
             attempts = number;
-            prepare_again(plan.tool, &plan.call.arguments, &plan.context)
+            prepare_again(plan.tool, &plan.call.arguments, plan.context.get())
         });
         // The call first: a call that finishes at once never touches the cancellation token.
         let result = tokio::select! {
@@ -318,8 +320,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
 
     fn observe(&self, plan: &Planned<'_>, ended: Ended, batch: usize) -> Observation {
         let mut observation = Observation {
-            call_id: Arc::clone(plan.context.call_id_shared()),
-            tool: Arc::clone(plan.context.tool_name_shared()),
+            call_id: Arc::clone(&plan.call.id),
+            tool: Arc::clone(plan.name),
             tool_version: plan.tool.spec().version().map(Arc::from),
             outcome: Outcome::Success {
                 content: String::new(),

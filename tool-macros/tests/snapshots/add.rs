@@ -75,6 +75,9 @@ const _: () = {
         ) -> ::tool_runtime::__private::Option<::tool_runtime::__private::DepsType> {
             <RunContext as ::tool_runtime::__private::FromCallContext>::deps_type()
         }
+        fn takes_context(&self) -> bool {
+            true
+        }
         fn prepare(
             &self,
             args: ::tool_runtime::__private::ToolArgs<'_>,

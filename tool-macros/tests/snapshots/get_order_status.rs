@@ -103,6 +103,9 @@ const _: () = {
                 SupportDeps,
             > as ::tool_core::__private::FromCallContext>::deps_type()
         }
+        fn takes_context(&self) -> bool {
+            true
+        }
         fn prepare(
             &self,
             args: ::tool_core::__private::ToolArgs<'_>,

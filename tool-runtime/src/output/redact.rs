@@ -82,6 +82,18 @@ pub struct Redactor {
 /// the Slack token, `xoxb-` and 10 more.
 const SHORTEST_BUILTIN_KEY: usize = 15;
 
+/// The bytes of key-like tokens: `[A-Za-z0-9_.+/=-]`.
+static TOKEN_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'/' | b'=');
+        byte += 1;
+    }
+    table
+};
+
 /// Whether `text` could hold a secret of a built-in pattern: a run of token characters as long
 /// as the shortest key, or the literal that the other patterns (private keys, bearer tokens,
 /// passwords in URLs) cannot match without.
@@ -89,7 +101,7 @@ fn may_hold_builtin(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut run = 0;
     for (index, &byte) in bytes.iter().enumerate() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.' | b'+' | b'/' | b'=') {
+        if TOKEN_BYTES[usize::from(byte)] {
             run += 1;
             if run >= SHORTEST_BUILTIN_KEY {
                 return true;
