@@ -325,6 +325,11 @@ impl ToolSpec {
         self.resources.iter().map(|resource| resource.as_ref())
     }
 
+    /// The resources the tool touches, as stored.
+    pub fn resource_list(&self) -> &[Cow<'static, str>] {
+        &self.resources
+    }
+
     /// The tool's own timeout, when set.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout

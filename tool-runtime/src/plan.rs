@@ -28,8 +28,7 @@ pub(crate) struct Planned<'a> {
     pub(crate) context: PlannedContext<'a>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_chars: usize,
-    pub(crate) parallel_safe: bool,
-    pub(crate) resources: Vec<String>,
+
 }
 
 /// A call's context, owned or shared with the other calls of its turn.
@@ -87,8 +86,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                 .output()
                 .max_chars
                 .unwrap_or(self.limits.max_output_chars),
-            parallel_safe: spec.execution().parallel_safe(),
-            resources: spec.resources().map(str::to_owned).collect(),
+
             context,
             tool,
         };

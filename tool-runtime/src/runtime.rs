@@ -60,7 +60,8 @@ pub(crate) struct Shared<D> {
 
 /// A started call: answered on its first poll, or still running.
 enum Started<'a> {
-    Done(usize, Observation, tracing::Span),
+    /// Answered: the observation is in its slot.
+    Done(usize, tracing::Span),
     Waiting(Pin<Box<dyn Future<Output = (usize, Observation)> + Send + 'a>>),
 }
 
@@ -142,8 +143,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
             .flatten()
             .map(|(plan, _)| Slot {
                 index: plan.index,
-                parallel_safe: plan.parallel_safe,
-                resources: &plan.resources,
+                parallel_safe: plan.tool.spec().execution().parallel_safe(),
+                resources: plan.tool.spec().resource_list(),
             })
             .collect();
         let groups = schedule::schedule(&slots);
@@ -195,11 +196,9 @@ impl<D: Any + Send + Sync> Runtime<D> {
                         let Some((plan, first)) = members.next() else {
                             break;
                         };
-                        match self.start_call(plan, first, batch_index, chunk_start, cancel, cx) {
-                            Started::Done(index, observation, span) => {
-                                observations[index] = Some(observation);
-                                answered.push((index, span));
-                            }
+                        let slot = &mut observations[plan.index];
+                        match self.start_call(plan, first, batch_index, chunk_start, cancel, slot, cx) {
+                            Started::Done(index, span) => answered.push((index, span)),
                             Started::Waiting(rest) => waiting.push(rest),
                         }
                     }
@@ -239,7 +238,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
         }
     }
 
-    /// Starts one planned call: polls the tool once, inside the call's span.
+    /// Starts one planned call: polls the tool once, inside the call's span; an answer goes
+    /// straight into `slot`.
     ///
     /// Most tools answer on their first poll; such a call is answered here and needs no timer,
     /// no retry state, no cancellation registration and no allocation for them. A call that
@@ -251,6 +251,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         batch: usize,
         started: Instant,
         cancel: &'a CancellationToken,
+        slot: &mut Option<Observation>,
         cx: &mut Context<'_>,
     ) -> Started<'a> {
         let span = tracing::info_span!(
@@ -273,7 +274,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     attempts: 1,
                     elapsed: Duration::ZERO,
                 };
-                return Started::Done(plan.index, self.observe(&plan, ended, batch), span);
+                *slot = Some(self.observe(&plan, ended, batch));
+                return Started::Done(plan.index, span);
             }
             Poll::Ready(result) => FirstAttempt::Finished(result),
             Poll::Pending => FirstAttempt::Running {

@@ -2,6 +2,8 @@
 //! concurrent batch; every other call runs alone, in order; two calls whose declared resources
 //! intersect are never in the same batch, even when both are reads.
 
+use std::borrow::Cow;
+
 /// What the scheduler knows of one planned call.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot<'a> {
@@ -10,7 +12,7 @@ pub(crate) struct Slot<'a> {
     /// Whether the tool may run concurrently with other parallel-safe calls.
     pub(crate) parallel_safe: bool,
     /// The resources the tool declares.
-    pub(crate) resources: &'a [String],
+    pub(crate) resources: &'a [Cow<'static, str>],
 }
 
 /// A group of calls that run together.
@@ -41,12 +43,12 @@ pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Group> {
             let conflicts = slot
                 .resources
                 .iter()
-                .any(|resource| held.contains(&resource.as_str()));
+                .any(|resource| held.contains(&resource.as_ref()));
             if conflicts {
                 flush(&mut current, &mut held, &mut groups);
             }
             current.push(slot.index);
-            held.extend(slot.resources.iter().map(String::as_str));
+            held.extend(slot.resources.iter().map(|resource| resource.as_ref()));
         } else {
             flush(&mut current, &mut held, &mut groups);
             groups.push(Group {
@@ -63,7 +65,7 @@ pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Group> {
 mod tests {
     use super::*;
 
-    fn slots<'a>(spec: &[(bool, &'a [String])]) -> Vec<Slot<'a>> {
+    fn slots<'a>(spec: &[(bool, &'a [Cow<'static, str>])]) -> Vec<Slot<'a>> {
         spec.iter()
             .enumerate()
             .map(|(index, (parallel_safe, resources))| Slot {
@@ -80,7 +82,7 @@ mod tests {
 
     #[test]
     fn reads_around_a_write_form_three_batches() {
-        let none: &[String] = &[];
+        let none: &[Cow<'static, str>] = &[];
         let groups = schedule(&slots(&[
             (true, none),
             (true, none),
@@ -100,8 +102,8 @@ mod tests {
 
     #[test]
     fn shared_resources_split_a_batch_of_reads() {
-        let disk = ["fs:workspace".to_owned()];
-        let net = ["net".to_owned()];
+        let disk = [Cow::Borrowed("fs:workspace")];
+        let net = [Cow::Borrowed("net")];
         let groups = schedule(&slots(&[
             (true, &disk),
             (true, &net),
@@ -113,7 +115,7 @@ mod tests {
 
     #[test]
     fn serial_calls_stand_alone() {
-        let none: &[String] = &[];
+        let none: &[Cow<'static, str>] = &[];
         let groups = schedule(&slots(&[(false, none), (false, none)]));
         assert_eq!(indices(&groups), [vec![0], vec![1]]);
     }
