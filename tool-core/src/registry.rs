@@ -2,7 +2,6 @@
 //! the [`Registry`] of one runtime.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -174,9 +173,9 @@ impl fmt::Display for Location {
 #[derive(Clone)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
-    /// Each tool's name, shared: a call can carry it without copying it.
+    /// Each tool's name, sorted, shared: a call can carry it without copying it. Looked up by
+    /// binary search, which for catalogs of tens of tools beats hashing the name.
     names: Vec<Arc<str>>,
-    by_name: HashMap<String, usize>,
     deps: DepsType,
 }
 
@@ -222,38 +221,36 @@ impl Registry {
                     b.spec().location().map(|l| (l.file, l.line)),
                 ))
         });
-        let mut by_name = HashMap::with_capacity(tools.len());
-        for (index, tool) in tools.iter().enumerate() {
-            let name = tool.spec().name();
-            if let Some(&first) = by_name.get(name) {
-                let first: &Arc<dyn Tool> = &tools[first];
+        // Sorted by name, so duplicates are neighbours.
+        for pair in tools.windows(2) {
+            let (first, second) = (&pair[0], &pair[1]);
+            if first.spec().name() == second.spec().name() {
                 return Err(RegistryError::DuplicateName {
-                    name: name.to_owned(),
+                    name: first.spec().name().to_owned(),
                     first: Location(first.spec().location()),
-                    second: Location(tool.spec().location()),
+                    second: Location(second.spec().location()),
                 });
             }
-            by_name.insert(name.to_owned(), index);
         }
         let names = tools.iter().map(|tool| Arc::from(tool.spec().name())).collect();
-        Ok(Self {
-            tools,
-            names,
-            by_name,
-            deps,
-        })
+        Ok(Self { tools, names, deps })
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.names
+            .binary_search_by(|candidate| (**candidate).cmp(name))
+            .ok()
     }
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).map(|&index| &self.tools[index])
+        self.position(name).map(|index| &self.tools[index])
     }
 
     /// The tool called `name`, with its name as a shared string.
     pub fn lookup(&self, name: &str) -> Option<(&Arc<dyn Tool>, &Arc<str>)> {
-        self.by_name
-            .get(name)
-            .map(|&index| (&self.tools[index], &self.names[index]))
+        self.position(name)
+            .map(|index| (&self.tools[index], &self.names[index]))
     }
 
     /// The tools, sorted by name.
