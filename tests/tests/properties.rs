@@ -100,16 +100,16 @@ proptest! {
         let answered: Vec<String> = report.observations.iter().map(|o| o.call_id.to_string()).collect();
         prop_assert_eq!(&answered, &ids);
 
-        let mut batched = HashSet::new();
+        let mut batched: HashSet<String> = HashSet::new();
         for batch in &report.batches {
-            prop_assert!(!batch.call_ids.is_empty());
-            for id in &batch.call_ids {
-                prop_assert!(batched.insert(id.clone()), "{} is in two batches", id);
+            prop_assert!(!batch.calls.is_empty());
+            for id in report.batch_call_ids(batch) {
+                prop_assert!(batched.insert(id.to_owned()), "{} is in two batches", id);
             }
         }
         for observation in &report.observations {
             let ran = observation.attempts > 0;
-            prop_assert_eq!(ran, batched.contains(&observation.call_id));
+            prop_assert_eq!(ran, batched.contains(&*observation.call_id));
             prop_assert_eq!(observation.batch.is_some(), ran);
             if observation.is_success() {
                 prop_assert!(ran);

@@ -105,8 +105,9 @@ impl Observation {
 pub struct Batch {
     /// The batch's position in the turn.
     pub index: usize,
-    /// The ids of the calls in it, in call order.
-    pub call_ids: Vec<Arc<str>>,
+    /// The positions of its calls in the turn (and of their observations in the report), in
+    /// call order.
+    pub calls: Vec<usize>,
     /// Whether its calls ran concurrently (a batch of parallel-safe calls) or it is one
     /// serial call.
     pub concurrent: bool,
@@ -132,11 +133,20 @@ impl TurnReport {
             .find(|observation| &*observation.call_id == call_id)
     }
 
+    /// The ids of a batch's calls, in call order.
+    pub fn batch_call_ids<'a>(&'a self, batch: &'a Batch) -> impl Iterator<Item = &'a str> + 'a {
+        batch
+            .calls
+            .iter()
+            .filter_map(|&position| self.observations.get(position))
+            .map(|observation| &*observation.call_id)
+    }
+
     /// The batches as lists of call ids, for a compact view of the schedule.
     pub fn schedule(&self) -> Vec<Vec<&str>> {
         self.batches
             .iter()
-            .map(|batch| batch.call_ids.iter().map(|id| &**id).collect())
+            .map(|batch| self.batch_call_ids(batch).collect())
             .collect()
     }
 }

@@ -157,11 +157,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         for (batch_index, group) in groups.into_iter().enumerate() {
             batches.push(Batch {
                 index: batch_index,
-                call_ids: group
-                    .indices
-                    .iter()
-                    .map(|&index| Arc::clone(&calls[index].id))
-                    .collect(),
+                calls: group.indices.clone(),
                 concurrent: group.concurrent,
             });
             let mut members = group

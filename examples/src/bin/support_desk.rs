@@ -179,7 +179,7 @@ fn print_turn(number: usize, note: &str, calls: &[ToolCall], report: &TurnReport
             "   batch {} ({}): {}",
             batch.index,
             if batch.concurrent { "concurrent" } else { "alone" },
-            batch.call_ids.join(", ")
+            report.batch_call_ids(batch).collect::<Vec<_>>().join(", ")
         );
     }
     for (call, observation) in calls.iter().zip(&report.observations) {
