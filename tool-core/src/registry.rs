@@ -2,6 +2,8 @@
 //! the [`Registry`] of one runtime.
 
 use std::any::Any;
+
+use rustc_hash::FxHashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -173,9 +175,11 @@ impl fmt::Display for Location {
 #[derive(Clone)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
-    /// Each tool's name, sorted, shared: a call can carry it without copying it. Looked up by
-    /// binary search, which for catalogs of tens of tools beats hashing the name.
+    /// Each tool's name, sorted, shared: a call can carry it without copying it.
     names: Vec<Arc<str>>,
+    /// Name to position. FxHash: the keys are the registry's own names, so a model's strings
+    /// are only looked up, never inserted, and a fast hash of a short name is what a call pays.
+    by_name: FxHashMap<Arc<str>, usize>,
     deps: DepsType,
 }
 
@@ -232,14 +236,22 @@ impl Registry {
                 });
             }
         }
-        let names = tools.iter().map(|tool| Arc::from(tool.spec().name())).collect();
-        Ok(Self { tools, names, deps })
+        let names: Vec<Arc<str>> = tools.iter().map(|tool| Arc::from(tool.spec().name())).collect();
+        let by_name = names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| (Arc::clone(name), index))
+            .collect();
+        Ok(Self {
+            tools,
+            names,
+            by_name,
+            deps,
+        })
     }
 
     fn position(&self, name: &str) -> Option<usize> {
-        self.names
-            .binary_search_by(|candidate| (**candidate).cmp(name))
-            .ok()
+        self.by_name.get(name).copied()
     }
 
     /// The tool called `name`.
