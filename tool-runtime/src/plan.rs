@@ -11,7 +11,7 @@ use tool_core::{
 };
 
 use crate::call::{Session, ToolCall};
-use crate::limits;
+use crate::limits::{self, Limits};
 use crate::runtime::Shared;
 use crate::shells::contain;
 
@@ -26,8 +26,6 @@ pub(crate) struct Planned<'a> {
     pub(crate) name: &'a Arc<str>,
     /// The call's context: its own when the tool takes one, the turn's anonymous one otherwise.
     pub(crate) context: PlannedContext<'a>,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) max_chars: usize,
 
 }
 
@@ -35,6 +33,22 @@ pub(crate) struct Planned<'a> {
 pub(crate) enum PlannedContext<'a> {
     Own(CallContext),
     Shared(&'a CallContext),
+}
+
+impl Planned<'_> {
+    /// The call's timeout: the tool's own, or the runtime's default.
+    pub(crate) fn timeout(&self, limits: &Limits) -> Option<Duration> {
+        self.tool.spec().timeout().or(limits.default_timeout)
+    }
+
+    /// The most output characters the model receives from this call.
+    pub(crate) fn max_chars(&self, limits: &Limits) -> usize {
+        self.tool
+            .spec()
+            .output()
+            .max_chars
+            .unwrap_or(limits.max_output_chars)
+    }
 }
 
 impl PlannedContext<'_> {
@@ -76,17 +90,10 @@ impl<D: Any + Send + Sync> Shared<D> {
         };
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
-        let spec = tool.spec();
         let plan = Planned {
             index,
             call,
             name,
-            timeout: spec.timeout().or(self.limits.default_timeout),
-            max_chars: spec
-                .output()
-                .max_chars
-                .unwrap_or(self.limits.max_output_chars),
-
             context,
             tool,
         };

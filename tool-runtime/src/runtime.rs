@@ -299,7 +299,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
         cancel: &CancellationToken,
     ) -> Ended {
         let mut attempts = 1;
-        let shells = shells::run(&self.shared.retry, plan.timeout, first, |number| {
+        let timeout = plan.timeout(&self.shared.limits);
+        let shells = shells::run(&self.shared.retry, timeout, first, |number| {
             attempts = number;
             prepare_again(plan.tool, &plan.call.arguments, plan.context.get())
         });
@@ -337,7 +338,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 observation.page = output.page().cloned().map(Box::new);
                 let shaped = output::shape(
                     output,
-                    plan.max_chars,
+                    plan.max_chars(&self.shared.limits),
                     &self.shared.redactor,
                     self.shared.artifacts.as_ref(),
                 );
