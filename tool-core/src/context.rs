@@ -90,10 +90,12 @@ impl SessionContext {
     /// The context of one call of this session.
     pub fn call(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> CallContext {
         CallContext {
-            session: self.clone(),
-            call_id: call_id.into(),
-            tool_name: tool_name.into(),
-            depth: 0,
+            info: Arc::new(CallInfo {
+                session: self.clone(),
+                call_id: call_id.into(),
+                tool_name: tool_name.into(),
+                depth: 0,
+            }),
         }
     }
 }
@@ -101,9 +103,13 @@ impl SessionContext {
 /// The untyped context the runtime hands to [`crate::Tool::prepare`]: the session's deps
 /// (type erased) and the identity of the call.
 ///
-/// Made of shared parts: building, cloning and dropping one allocates nothing.
+/// One shared allocation: a tool that keeps its context clones one reference count.
 #[derive(Clone)]
 pub struct CallContext {
+    info: Arc<CallInfo>,
+}
+
+struct CallInfo {
     session: SessionContext,
     call_id: Arc<str>,
     tool_name: Arc<str>,
@@ -124,9 +130,9 @@ impl CallContext {
 
     /// The same call with `invoker` for nested calls.
     #[must_use]
-    pub fn with_invoker(mut self, invoker: Arc<dyn ToolInvoker>) -> Self {
-        let session = &self.session.inner;
-        self.session = SessionContext {
+    pub fn with_invoker(self, invoker: Arc<dyn ToolInvoker>) -> Self {
+        let session = &self.info.session.inner;
+        let session = SessionContext {
             inner: Arc::new(SessionInner {
                 deps: Arc::clone(&session.deps),
                 deps_type: session.deps_type,
@@ -134,58 +140,60 @@ impl CallContext {
                 invoker: Some(invoker),
             }),
         };
-        self
+        session.call(Arc::clone(&self.info.call_id), Arc::clone(&self.info.tool_name))
     }
 
     /// The same session and deps, for a nested call `call_id` of `tool_name`, one level deeper.
     #[must_use]
     pub fn nested(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> Self {
         Self {
-            session: self.session.clone(),
-            call_id: call_id.into(),
-            tool_name: tool_name.into(),
-            depth: self.depth + 1,
+            info: Arc::new(CallInfo {
+                session: self.info.session.clone(),
+                call_id: call_id.into(),
+                tool_name: tool_name.into(),
+                depth: self.info.depth + 1,
+            }),
         }
     }
 
     /// The session this call belongs to.
     pub fn session_id(&self) -> &str {
-        &self.session.inner.session_id
+        &self.info.session.inner.session_id
     }
 
     /// The id the model gave this call.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        &self.info.call_id
     }
 
     /// The id the model gave this call, shared.
     pub fn call_id_shared(&self) -> &Arc<str> {
-        &self.call_id
+        &self.info.call_id
     }
 
     /// The tool being called.
     pub fn tool_name(&self) -> &str {
-        &self.tool_name
+        &self.info.tool_name
     }
 
     /// The tool being called, shared.
     pub fn tool_name_shared(&self) -> &Arc<str> {
-        &self.tool_name
+        &self.info.tool_name
     }
 
     /// How many tool calls enclose this one (0 for a call the model made).
     pub fn depth(&self) -> u32 {
-        self.depth
+        self.info.depth
     }
 
     /// The deps type this context carries.
     pub fn deps_type(&self) -> DepsType {
-        self.session.inner.deps_type
+        self.info.session.inner.deps_type
     }
 
     /// The deps, untyped.
     pub fn deps_any(&self) -> &Arc<AnyDeps> {
-        &self.session.inner.deps
+        &self.info.session.inner.deps
     }
 
     /// The deps as `D`, when they are a `D`.
@@ -195,7 +203,7 @@ impl CallContext {
 
     /// The invoker for nested calls, when the runtime provided one.
     pub fn invoker(&self) -> Option<&Arc<dyn ToolInvoker>> {
-        self.session.inner.invoker.as_ref()
+        self.info.session.inner.invoker.as_ref()
     }
 }
 
