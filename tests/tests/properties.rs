@@ -25,14 +25,14 @@ async fn write(key: String, value: i64) -> String {
 /// Panics on odd numbers.
 #[tool(read_only)]
 async fn fragile(n: u32) -> u32 {
-    assert!(n % 2 == 0, "odd");
+    assert!(n.is_multiple_of(2), "odd");
     n
 }
 
 /// Fails transiently on multiples of three.
 #[tool(read_only)]
 async fn flaky(n: u32) -> Result<u32, ToolError> {
-    if n % 3 == 0 {
+    if n.is_multiple_of(3) {
         return Err(ToolError::transient("try later"));
     }
     Ok(n)
@@ -51,7 +51,11 @@ fn arguments() -> impl Strategy<Value = String> {
             .prop_map(|(key, value)| serde_json::json!({"key": key, "value": value}).to_string()),
         any::<u32>().prop_map(|n| serde_json::json!({"n": n}).to_string()),
         any::<u32>().prop_map(|n| serde_json::json!({"n": n, "extra": true}).to_string()),
-        (1_usize..200).prop_map(|depth| format!("{{\"key\":{}\"x\"{}}}", "[".repeat(depth), "]".repeat(depth))),
+        (1_usize..200).prop_map(|depth| format!(
+            "{{\"key\":{}\"x\"{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )),
         any::<String>(),
     ]
 }

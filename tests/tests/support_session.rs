@@ -35,7 +35,10 @@ async fn run_transcript() -> Vec<TurnReport> {
                 if let tool_runtime::Arguments::Json(text) = &mut call.arguments {
                     for observation in reports.iter().flat_map(|report| &report.observations) {
                         if let Some(artifact) = &observation.artifact {
-                            *text = text.replace(&format!("$artifact_of:{}", observation.call_id), artifact);
+                            *text = text.replace(
+                                &format!("$artifact_of:{}", observation.call_id),
+                                artifact,
+                            );
                         }
                     }
                 }
@@ -55,10 +58,17 @@ fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
 async fn the_built_in_session_shows_each_behaviour() {
     let reports = run_transcript().await;
     assert_eq!(reports.len(), 7);
-    assert_eq!(reports[0].schedule(), [vec!["call_01", "call_02", "call_03"]]);
+    assert_eq!(
+        reports[0].schedule(),
+        [vec!["call_01", "call_02", "call_03"]]
+    );
     assert_eq!(
         reports[1].schedule(),
-        [vec!["call_04", "call_05"], vec!["call_06"], vec!["call_07", "call_08"]]
+        [
+            vec!["call_04", "call_05"],
+            vec!["call_06"],
+            vec!["call_07", "call_08"]
+        ]
     );
     assert_eq!(
         kinds(&reports[2]),

@@ -88,7 +88,11 @@ impl SessionContext {
     }
 
     /// The context of one call of this session.
-    pub fn call(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> CallContext {
+    pub fn call(
+        &self,
+        call_id: impl Into<Arc<str>>,
+        tool_name: impl Into<Arc<str>>,
+    ) -> CallContext {
         CallContext {
             info: Arc::new(CallInfo {
                 session: self.clone(),
@@ -140,7 +144,10 @@ impl CallContext {
                 invoker: Some(invoker),
             }),
         };
-        session.call(Arc::clone(&self.info.call_id), Arc::clone(&self.info.tool_name))
+        session.call(
+            Arc::clone(&self.info.call_id),
+            Arc::clone(&self.info.tool_name),
+        )
     }
 
     /// The same session and deps, for a nested call `call_id` of `tool_name`, one level deeper.

@@ -236,7 +236,10 @@ impl Registry {
                 });
             }
         }
-        let names: Vec<Arc<str>> = tools.iter().map(|tool| Arc::from(tool.spec().name())).collect();
+        let names: Vec<Arc<str>> = tools
+            .iter()
+            .map(|tool| Arc::from(tool.spec().name()))
+            .collect();
         let by_name = names
             .iter()
             .enumerate()

@@ -113,10 +113,10 @@ impl ToolOutput {
     /// The result as the model should read it, consuming the output (no copy unless the result
     /// is a JSON string, which is unquoted).
     pub fn into_text(self) -> String {
-        if self.json.starts_with('"') {
-            if let Ok(text) = serde_json::from_str::<String>(&self.json) {
-                return text;
-            }
+        if self.json.starts_with('"')
+            && let Ok(text) = serde_json::from_str::<String>(&self.json)
+        {
+            return text;
         }
         self.json
     }

@@ -92,21 +92,26 @@ fn dispatch(c: &mut Criterion) {
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("baseline: from_str + direct call + to_string", |b| {
         b.iter(|| {
-            let args: BaselineArgs = serde_json::from_str(black_box(ARGS)).unwrap_or_else(|_| unreachable!());
+            let args: BaselineArgs =
+                serde_json::from_str(black_box(ARGS)).unwrap_or_else(|_| unreachable!());
             let result = ready(async { status(&desk, args.order_id, args.include_items) });
             black_box(serde_json::to_string(&result).unwrap_or_default())
         });
     });
     group.bench_function("#[tool] via Tool::prepare", |b| {
         b.iter(|| {
-            let output = tool.prepare(ToolArgs::Json(black_box(ARGS)), &call).map(ready);
+            let output = tool
+                .prepare(ToolArgs::Json(black_box(ARGS)), &call)
+                .map(ready);
             black_box(output.map(|output| output.map(tool_runtime::ToolOutput::into_json)))
         });
     });
     let plain = get_status_plain::tool();
     group.bench_function("#[tool] without a context", |b| {
         b.iter(|| {
-            let output = plain.prepare(ToolArgs::Json(black_box(ARGS)), &call).map(ready);
+            let output = plain
+                .prepare(ToolArgs::Json(black_box(ARGS)), &call)
+                .map(ready);
             black_box(output.map(|output| output.map(tool_runtime::ToolOutput::into_json)))
         });
     });

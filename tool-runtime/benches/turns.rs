@@ -68,7 +68,10 @@ fn runtime() -> Runtime<Desk> {
 }
 
 fn governed(c: &mut Criterion) {
-    let Ok(executor) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+    let Ok(executor) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
         panic!("executor");
     };
     let runtime = runtime();
@@ -78,8 +81,12 @@ fn governed(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.bench_function("baseline: from_str + direct call + to_string", |b| {
         b.iter(|| {
-            let args: BaselineArgs = serde_json::from_str(black_box(ARGS)).unwrap_or_else(|_| unreachable!());
-            let echo = Echo { order_id: args.order_id, ok: true };
+            let args: BaselineArgs =
+                serde_json::from_str(black_box(ARGS)).unwrap_or_else(|_| unreachable!());
+            let echo = Echo {
+                order_id: args.order_id,
+                ok: true,
+            };
             black_box(serde_json::to_string(&echo).unwrap_or_default())
         });
     });
@@ -98,7 +105,10 @@ fn governed(c: &mut Criterion) {
 }
 
 fn sleeping(c: &mut Criterion) {
-    let Ok(executor) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+    let Ok(executor) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
         panic!("executor");
     };
     let runtime = runtime();

@@ -91,9 +91,12 @@ impl<D: Any + Send + Sync> Shared<D> {
     }
 }
 
-
 /// A fresh attempt of a call whose arguments already passed once.
-pub(crate) fn prepare_again(tool: &dyn Tool, arguments: &Arguments, context: &CallContext) -> ToolFuture {
+pub(crate) fn prepare_again(
+    tool: &dyn Tool,
+    arguments: &Arguments,
+    context: &CallContext,
+) -> ToolFuture {
     match contain::prepare(|| tool.prepare(arguments.as_tool_args(), context)) {
         Ok(future) => future,
         Err(error) => Box::pin(std::future::ready(Err(error))),

@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::{
-    CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker,
-};
+use tool_core::{CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
 
 use crate::call::{Session, ToolCall};
 use crate::limits::{self, Limits};
@@ -26,7 +24,6 @@ pub(crate) struct Planned<'a> {
     pub(crate) name: &'a Arc<str>,
     /// The call's context: its own when the tool takes one, the turn's anonymous one otherwise.
     pub(crate) context: PlannedContext<'a>,
-
 }
 
 /// A call's context, owned or shared with the other calls of its turn.

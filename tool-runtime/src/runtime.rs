@@ -2,9 +2,9 @@
 //! shells and the output policy, answering every call exactly once, in call order.
 
 use std::any::Any;
-use std::sync::Arc;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -56,6 +56,13 @@ pub(crate) struct Shared<D> {
     pub(crate) retry: RetryPolicy,
     pub(crate) redactor: Redactor,
     pub(crate) artifacts: Arc<dyn ArtifactStore>,
+}
+
+/// Where and when a call starts.
+struct Start<'a> {
+    batch: usize,
+    started: Instant,
+    cancel: &'a CancellationToken,
 }
 
 /// A started call: answered on its first poll, or still running.
@@ -180,10 +187,10 @@ impl<D: Any + Send + Sync> Runtime<D> {
             // together afterwards, at most `concurrency` at a time.
             let mut waiting = FuturesUnordered::new();
             while members.peek().is_some() {
-                if waiting.len() >= concurrency {
-                    if let Some((index, observation)) = waiting.next().await {
-                        observations[index] = Some(observation);
-                    }
+                if waiting.len() >= concurrency
+                    && let Some((index, observation)) = waiting.next().await
+                {
+                    observations[index] = Some(observation);
                 }
                 let chunk_start = Instant::now();
                 // Start calls up to the cap in one go, with this task's context at hand.
@@ -193,7 +200,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
                             break;
                         };
                         let slot = &mut observations[plan.index];
-                        match self.start_call(plan, first, batch_index, chunk_start, cancel, slot, cx) {
+                        let start = Start {
+                            batch: batch_index,
+                            started: chunk_start,
+                            cancel,
+                        };
+                        match self.start_call(plan, first, start, slot, cx) {
                             Started::Done(index, span) => answered.push((index, span)),
                             Started::Waiting(rest) => waiting.push(rest),
                         }
@@ -244,12 +256,15 @@ impl<D: Any + Send + Sync> Runtime<D> {
         &'a self,
         plan: Planned<'a>,
         mut first: ToolFuture,
-        batch: usize,
-        started: Instant,
-        cancel: &'a CancellationToken,
+        start: Start<'a>,
         slot: &mut Option<Observation>,
         cx: &mut Context<'_>,
     ) -> Started<'a> {
+        let Start {
+            batch,
+            started,
+            cancel,
+        } = start;
         let span = tracing::info_span!(
             "tool_call",
             tool = %plan.call.name,

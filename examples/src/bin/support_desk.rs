@@ -178,7 +178,11 @@ fn print_turn(number: usize, note: &str, calls: &[ToolCall], report: &TurnReport
         println!(
             "   batch {} ({}): {}",
             batch.index,
-            if batch.concurrent { "concurrent" } else { "alone" },
+            if batch.concurrent {
+                "concurrent"
+            } else {
+                "alone"
+            },
             report.batch_call_ids(batch).collect::<Vec<_>>().join(", ")
         );
     }

@@ -33,7 +33,14 @@ pub fn artifact_id(content: &str) -> String {
 #[derive(Debug)]
 pub struct MemoryArtifacts {
     capacity: usize,
-    state: Mutex<(HashMap<String, Arc<str>>, VecDeque<String>)>,
+    state: Mutex<Recent>,
+}
+
+/// The artifacts kept, and the order they came in (oldest first).
+#[derive(Debug, Default)]
+struct Recent {
+    by_id: HashMap<String, Arc<str>>,
+    order: VecDeque<String>,
 }
 
 impl MemoryArtifacts {
@@ -41,7 +48,7 @@ impl MemoryArtifacts {
     pub fn new(capacity: usize) -> Self {
         Self {
             capacity: capacity.max(1),
-            state: Mutex::new((HashMap::new(), VecDeque::new())),
+            state: Mutex::new(Recent::default()),
         }
     }
 }
@@ -59,13 +66,13 @@ impl ArtifactStore for MemoryArtifacts {
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (map, order) = &mut *state;
-        if map.insert(id.clone(), Arc::from(content)).is_none() {
+        let Recent { by_id, order } = &mut *state;
+        if by_id.insert(id.clone(), Arc::from(content)).is_none() {
             order.push_back(id.clone());
         }
         while order.len() > self.capacity {
             if let Some(oldest) = order.pop_front() {
-                map.remove(&oldest);
+                by_id.remove(&oldest);
             }
         }
         Ok(id)
@@ -76,7 +83,7 @@ impl ArtifactStore for MemoryArtifacts {
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(state.0.get(id).cloned())
+        Ok(state.by_id.get(id).cloned())
     }
 }
 

@@ -88,7 +88,8 @@ static TOKEN_BYTES: [bool; 256] = {
     let mut byte = 0;
     while byte < 256 {
         let b = byte as u8;
-        table[byte] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'/' | b'=');
+        table[byte] =
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'/' | b'=');
         byte += 1;
     }
     table
@@ -113,7 +114,9 @@ fn may_hold_builtin(text: &str) -> bool {
         let literal = match byte {
             b':' => rest.starts_with(b"://"),
             b'P' => rest.starts_with(b"PRIVATE KEY"),
-            b'b' | b'B' => rest.get(..6).is_some_and(|word| word.eq_ignore_ascii_case(b"bearer")),
+            b'b' | b'B' => rest
+                .get(..6)
+                .is_some_and(|word| word.eq_ignore_ascii_case(b"bearer")),
             _ => false,
         };
         if literal {
@@ -143,7 +146,12 @@ impl Redactor {
             .unwrap_or_else(|_| RegexSet::empty());
         let alternation = patterns
             .iter()
-            .map(|pattern| format!("(?:{})", pattern.regex.as_str().replace("(?P<secret>", "(?:")))
+            .map(|pattern| {
+                format!(
+                    "(?:{})",
+                    pattern.regex.as_str().replace("(?P<secret>", "(?:")
+                )
+            })
             .collect::<Vec<_>>()
             .join("|");
         let any = (!patterns.is_empty())
@@ -285,7 +293,9 @@ mod tests {
             assert!(may_hold_builtin(&text), "{secret}");
             assert_eq!(redactor.redact(&text).1, 1, "{secret}");
         }
-        assert!(!may_hold_builtin(r#"{"order_id":"A-1024","status":"shipped"}"#));
+        assert!(!may_hold_builtin(
+            r#"{"order_id":"A-1024","status":"shipped"}"#
+        ));
     }
 
     #[test]

@@ -54,10 +54,9 @@ pub fn poll_once(
     future: &mut tool_core::ToolFuture,
     cx: &mut std::task::Context<'_>,
 ) -> std::task::Poll<Result<ToolOutput, ToolError>> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
-        .unwrap_or_else(|payload| {
-            std::task::Poll::Ready(Err(Panicked::from_payload(payload.as_ref()).into()))
-        })
+    std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))).unwrap_or_else(
+        |payload| std::task::Poll::Ready(Err(Panicked::from_payload(payload.as_ref()).into())),
+    )
 }
 
 /// Calls `prepare`, turning a panic (in a parameter's `Deserialize`, say) into an error.

@@ -54,9 +54,10 @@ impl std::fmt::Debug for FirstAttempt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FirstAttempt::Fresh(_) => f.write_str("Fresh"),
-            FirstAttempt::Running { started, .. } => {
-                f.debug_struct("Running").field("started", started).finish_non_exhaustive()
-            }
+            FirstAttempt::Running { started, .. } => f
+                .debug_struct("Running")
+                .field("started", started)
+                .finish_non_exhaustive(),
             FirstAttempt::Finished(result) => f.debug_tuple("Finished").field(result).finish(),
         }
     }

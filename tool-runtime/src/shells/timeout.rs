@@ -4,8 +4,8 @@
 use std::future::Future;
 use std::task::Poll;
 
-use tokio::time::Instant;
 use std::time::Duration;
+use tokio::time::Instant;
 
 use tool_core::{ErrorKind, ToolError, ToolOutput};
 
