@@ -80,6 +80,7 @@ pub use registry::{
 };
 pub use spec::{
     OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,
+    is_portable_tool_name,
 };
 pub use tool::{BoxFuture, Tool, ToolArgs, ToolFuture, ToolOutput};
 #[doc = include_str!("tool.md")]

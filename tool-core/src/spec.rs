@@ -7,6 +7,17 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+/// Whether `name` is accepted as a tool name by every provider:
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+pub fn is_portable_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// How a tool behaves when it runs: what the scheduler decides parallelism from.
 ///
 /// A tool that declares nothing is [`ToolExecution::UNKNOWN`]: treated as stateful, it never

@@ -178,7 +178,9 @@ fn resolve_name(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) -> String {
     name
 }
 
-/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`: the rule every provider's tool names satisfy.
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`: the rule every provider's tool names satisfy. The same
+/// rule as `tool_core::is_portable_tool_name`, which this crate cannot depend on (tool-core
+/// depends on it).
 fn is_portable_name(name: &str) -> bool {
     let mut chars = name.chars();
     let Some(first) = chars.next() else {

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tool_core::schema;
 use tool_core::{
     CallContext, DepsType, OutputPolicy, RiskLevel, RunContext, SourceLocation, Tool, ToolArgs,
-    ToolError, ToolExecution, ToolFuture, ToolHints, ToolOutput, ToolSpec,
+    ToolError, ToolExecution, ToolFuture, ToolHints, ToolOutput, ToolSpec, is_portable_tool_name,
 };
 
 type Handler = dyn Fn(Value, RunContext) -> ToolFuture + Send + Sync;
@@ -238,7 +238,7 @@ impl DynamicToolBuilder {
     /// Checks the name and the schema and builds the tool.
     pub fn build(self) -> Result<DynamicTool, DynamicToolError> {
         let name = self.name.to_string();
-        if !is_portable_name(&name) {
+        if !is_portable_tool_name(&name) {
             return Err(DynamicToolError::InvalidName(name));
         }
         let mut input_schema = self.schema;
@@ -283,14 +283,4 @@ impl DynamicToolBuilder {
             handler,
         })
     }
-}
-
-/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`: the rule every provider's tool names satisfy.
-fn is_portable_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && name.len() <= 64
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
