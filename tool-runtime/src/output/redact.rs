@@ -99,22 +99,31 @@ static TOKEN_BYTES: [bool; 256] = {
 /// as the shortest key, or the literal that the other patterns (private keys, bearer tokens,
 /// passwords in URLs) cannot match without.
 fn may_hold_builtin(text: &str) -> bool {
-    // One branch-free pass: the longest run of token bytes, and the last eight bytes as a
-    // number, compared with the literals (`"://"`, `"ATE KEY"` of "PRIVATE KEY", and
-    // "bearer" with ASCII case ignored).
-    const URL: u64 = u64::from_be_bytes(*b"\0\0\0\0\0://");
-    const KEY: u64 = u64::from_be_bytes(*b"\0ATE KEY");
-    const BEARER: u64 = u64::from_be_bytes(*b"\0\0bearer");
-    let (mut run, mut longest, mut window, mut literal) = (0_usize, 0_usize, 0_u64, false);
-    for &byte in text.as_bytes() {
-        run = (run + 1) * usize::from(TOKEN_BYTES[usize::from(byte)]);
-        longest = longest.max(run);
-        window = (window << 8) | u64::from(byte);
-        literal |= (window & 0xff_ffff) == URL
-            || (window & 0xff_ffff_ffff_ffff) == KEY
-            || ((window | 0x2020_2020_2020) & 0xffff_ffff_ffff) == BEARER;
+    let bytes = text.as_bytes();
+    let mut run = 0;
+    for (index, &byte) in bytes.iter().enumerate() {
+        if TOKEN_BYTES[usize::from(byte)] {
+            run += 1;
+            if run >= SHORTEST_BUILTIN_KEY {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+        let rest = &bytes[index..];
+        let literal = match byte {
+            b':' => rest.starts_with(b"://"),
+            b'P' => rest.starts_with(b"PRIVATE KEY"),
+            b'b' | b'B' => rest
+                .get(..6)
+                .is_some_and(|word| word.eq_ignore_ascii_case(b"bearer")),
+            _ => false,
+        };
+        if literal {
+            return true;
+        }
     }
-    literal || longest >= SHORTEST_BUILTIN_KEY
+    false
 }
 
 impl Default for Redactor {
