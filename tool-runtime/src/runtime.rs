@@ -333,44 +333,46 @@ impl<D: Any + Send + Sync> Runtime<D> {
     }
 
     fn observe(&self, plan: &Planned<'_>, ended: Ended, batch: usize) -> Observation {
-        let mut observation = Observation {
-            call_id: Arc::clone(&plan.call.id),
-            tool: Arc::clone(plan.name),
-            tool_version: plan.tool.spec().version().map(Arc::from),
-            outcome: Outcome::Success {
-                content: String::new(),
-            },
-            truncated: false,
-            redactions: 0,
-            artifact: None,
-            page: None,
-            elapsed: ended.elapsed,
-            attempts: ended.attempts,
-            batch: Some(u32::try_from(batch).unwrap_or(u32::MAX)),
-        };
-        match ended.result {
+        let (outcome, truncated, redactions, artifact, page) = match ended.result {
             Ok(output) => {
-                observation.page = output.page().cloned().map(Box::new);
+                let page = output.page().cloned().map(Box::new);
                 let shaped = output::shape(
                     output,
                     plan.max_chars(&self.shared.limits),
                     &self.shared.redactor,
                     self.shared.artifacts.as_ref(),
                 );
-                observation.outcome = Outcome::Success {
+                let outcome = Outcome::Success {
                     content: shaped.content,
                 };
-                observation.truncated = shaped.truncated;
-                observation.redactions = shaped.redactions;
-                observation.artifact = shaped.artifact;
+                (
+                    outcome,
+                    shaped.truncated,
+                    shaped.redactions,
+                    shaped.artifact,
+                    page,
+                )
             }
             Err(error) => {
                 let (error, redactions) = redact_error(error, &self.shared.redactor);
-                observation.redactions = u32::try_from(redactions).unwrap_or(u32::MAX);
-                observation.outcome = Outcome::Error { error };
+                let redactions = u32::try_from(redactions).unwrap_or(u32::MAX);
+                (Outcome::Error { error }, false, redactions, None, None)
             }
+        };
+        // One literal, so the observation is built where it is stored.
+        Observation {
+            call_id: Arc::clone(&plan.call.id),
+            tool: Arc::clone(plan.name),
+            tool_version: plan.tool.spec().version().map(Arc::from),
+            outcome,
+            truncated,
+            redactions,
+            artifact,
+            page,
+            elapsed: ended.elapsed,
+            attempts: ended.attempts,
+            batch: Some(u32::try_from(batch).unwrap_or(u32::MAX)),
         }
-        observation
     }
 
     /// The observation of a call rejected before it ran.
