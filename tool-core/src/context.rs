@@ -330,7 +330,7 @@ impl<D: Any + Send + Sync> RunContext<D> {
     }
 
     fn from_owned_call(call: CallContext) -> Result<Self, ToolError> {
-        if call.deps_any().is::<D>() {
+        if call.deps_type().id() == TypeId::of::<D>() {
             Ok(Self {
                 call,
                 deps: PhantomData,
