@@ -113,9 +113,7 @@ impl ToolOutput {
     /// The result as the model should read it, consuming the output (no copy unless the result
     /// is a JSON string, which is unquoted).
     pub fn into_text(self) -> String {
-        if self.json.starts_with('"')
-            && let Ok(text) = serde_json::from_str::<String>(&self.json)
-        {
+        if let Cow::Owned(text) = self.text() {
             return text;
         }
         self.json

@@ -67,13 +67,18 @@ fn runtime() -> Runtime<Desk> {
     }
 }
 
-fn governed(c: &mut Criterion) {
-    let Ok(executor) = tokio::runtime::Builder::new_current_thread()
+fn executor() -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    else {
-        panic!("executor");
-    };
+    {
+        Ok(executor) => executor,
+        Err(error) => panic!("executor: {error}"),
+    }
+}
+
+fn governed(c: &mut Criterion) {
+    let executor = executor();
     let runtime = runtime();
     let session = Session::new("bench");
 
@@ -105,12 +110,7 @@ fn governed(c: &mut Criterion) {
 }
 
 fn sleeping(c: &mut Criterion) {
-    let Ok(executor) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        panic!("executor");
-    };
+    let executor = executor();
     let runtime = runtime();
     let session = Session::new("bench");
 

@@ -81,17 +81,14 @@ where
             .take()
             .unwrap_or_else(|| FirstAttempt::Fresh(again(number)));
         async move {
-            match attempt {
-                FirstAttempt::Fresh(future) => {
-                    let deadline = limit.map(|limit| (Instant::now() + limit, limit));
-                    timeout::run_until(deadline, contain::run(future)).await
-                }
-                FirstAttempt::Running { future, started } => {
-                    let deadline = limit.map(|limit| (started + limit, limit));
-                    timeout::run_until(deadline, contain::run(future)).await
-                }
-                FirstAttempt::Finished(result) => result,
-            }
+            // An attempt's time counts from when it started.
+            let (future, started) = match attempt {
+                FirstAttempt::Fresh(future) => (future, Instant::now()),
+                FirstAttempt::Running { future, started } => (future, started),
+                FirstAttempt::Finished(result) => return result,
+            };
+            let deadline = limit.map(|limit| (started + limit, limit));
+            timeout::run_until(deadline, contain::run(future)).await
         }
     })
     .await

@@ -51,11 +51,3 @@ where
         Err(_) => Err(Elapsed { limit }.into()),
     }
 }
-
-/// Runs `future` for at most `limit` from now; `None` means no limit.
-pub async fn run<Fut>(limit: Option<Duration>, future: Fut) -> Result<ToolOutput, ToolError>
-where
-    Fut: Future<Output = Result<ToolOutput, ToolError>>,
-{
-    run_until(limit.map(|limit| (Instant::now() + limit, limit)), future).await
-}
