@@ -160,15 +160,17 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut batches = Vec::with_capacity(groups.len());
         // Calls answered at their first poll, awaiting their elapsed time (one clock reading
         // serves all those a chunk of starts answered).
-        let mut answered: Vec<(usize, tracing::Span)> = Vec::new();
+        let widest = groups.iter().map(|group| group.indices.len()).max();
+        let mut answered: Vec<(usize, tracing::Span)> =
+            Vec::with_capacity(widest.unwrap_or(0).min(concurrency));
         for (batch_index, group) in groups.into_iter().enumerate() {
             batches.push(Batch {
                 index: batch_index,
-                calls: group.indices.clone(),
+                calls: group.indices,
                 concurrent: group.concurrent,
             });
-            let mut members = group
-                .indices
+            let mut members = batches[batch_index]
+                .calls
                 .iter()
                 .filter_map(|&index| planned[index].take())
                 .peekable();

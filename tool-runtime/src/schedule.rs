@@ -26,38 +26,38 @@ pub(crate) struct Group {
 
 /// Splits planned calls (in call order) into the groups that run one after another.
 pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Group> {
-    let mut groups = Vec::new();
-    let mut current: Vec<usize> = Vec::new();
-    let mut held: Vec<&str> = Vec::new();
-    let flush = |current: &mut Vec<usize>, held: &mut Vec<&str>, groups: &mut Vec<Group>| {
-        if !current.is_empty() {
-            groups.push(Group {
-                indices: std::mem::take(current),
-                concurrent: true,
-            });
-            held.clear();
-        }
+    // A group is a run of consecutive slots: find where each run ends, then collect its
+    // indices once, at their exact size.
+    let group = |run: &[Slot<'_>], concurrent| Group {
+        indices: run.iter().map(|slot| slot.index).collect(),
+        concurrent,
     };
-    for slot in slots {
-        if slot.parallel_safe {
-            let conflicts = slot
+    let mut groups = Vec::new();
+    let mut run_start = 0;
+    let mut held: Vec<&str> = Vec::new();
+    for (position, slot) in slots.iter().enumerate() {
+        let conflicts = slot.parallel_safe
+            && slot
                 .resources
                 .iter()
                 .any(|resource| held.contains(&resource.as_ref()));
-            if conflicts {
-                flush(&mut current, &mut held, &mut groups);
+        if !slot.parallel_safe || conflicts {
+            if run_start < position {
+                groups.push(group(&slots[run_start..position], true));
             }
-            current.push(slot.index);
+            held.clear();
+            run_start = position;
+        }
+        if slot.parallel_safe {
             held.extend(slot.resources.iter().map(|resource| resource.as_ref()));
         } else {
-            flush(&mut current, &mut held, &mut groups);
-            groups.push(Group {
-                indices: vec![slot.index],
-                concurrent: false,
-            });
+            groups.push(group(&slots[position..=position], false));
+            run_start = position + 1;
         }
     }
-    flush(&mut current, &mut held, &mut groups);
+    if run_start < slots.len() {
+        groups.push(group(&slots[run_start..], true));
+    }
     groups
 }
 
