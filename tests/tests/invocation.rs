@@ -112,7 +112,7 @@ async fn missing_unknown_and_malformed_are_invalid_arguments() {
 
 #[tokio::test]
 async fn no_arguments_means_an_empty_object() {
-    for args in ["", "  ", "{}"] {
+    for args in ["", "  ", "{}", "null", " null\n", "\n {} "] {
         let output = invoke("hello", args).await.map(|o| o.into_json());
         assert_eq!(output, Ok(r#""hello""#.to_owned()), "{args:?}");
     }

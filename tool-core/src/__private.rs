@@ -135,12 +135,14 @@ pub trait ToolReturn: Serialize {}
 impl<T: Serialize> ToolReturn for T {}
 
 /// Serializes a tool's result.
+#[inline(always)]
 pub fn finish<R: IntoToolResult>(result: R) -> Result<ToolOutput, ToolError> {
     let value = result.into_tool_result()?;
     ToolOutput::from_serialize(&value)
 }
 
 /// Serializes a pagination tool's result, keeping the page's metadata.
+#[inline]
 pub fn finish_page<R>(result: R) -> Result<ToolOutput, ToolError>
 where
     R: IntoToolResult,
@@ -152,6 +154,7 @@ where
 }
 
 /// Boxes a tool's future. Spanned on the function, so a non-`Send` future is reported there.
+#[inline]
 pub fn box_future<F>(future: F) -> Result<ToolFuture, ToolError>
 where
     F: ::std::future::Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,

@@ -10,24 +10,20 @@ use crate::tool::ToolArgs;
 ///
 /// The fast path deserializes directly; only when that fails is the input parsed again to
 /// find the path of the offending field, so a valid call pays nothing for good errors.
-#[inline]
+/// Inlined into each tool's `prepare`, where the parsed arguments are used.
+#[inline(always)]
 pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolError> {
     match args {
         ToolArgs::Json(text) => {
             // The usual case, an object, goes straight to the parser.
-            let text = match text.trim_start().as_bytes().first() {
-                _ if text.starts_with('{') => text,
-                Some(b'{') => text,
-                None => "{}",
-                Some(_) if text.trim() == "null" => "{}",
-                Some(_) => match non_object_json(text) {
-                    Some(found) => return Err(not_an_object(found)),
-                    None => text,
-                },
+            let text = if text.starts_with('{') {
+                text
+            } else {
+                leading_non_object(text)?
             };
             match serde_json::from_str::<A>(text) {
                 Ok(parsed) => Ok(parsed),
-                Err(error) if error.is_syntax() || error.is_eof() => Err(malformed_json(error)),
+                Err(error) if error.is_syntax() || error.is_eof() => Err(malformed_json(&error)),
                 Err(_) => {
                     let mut deserializer = serde_json::Deserializer::from_str(text);
                     Err(field_error(serde_path_to_error::deserialize::<_, A>(
@@ -44,6 +40,19 @@ pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolErro
                 &value,
             ))),
         },
+    }
+}
+
+/// The text to parse when it does not start with `{`: "no arguments" (empty or `null`) is
+/// `{}`; plainly not an object is an error; anything else goes to the parser as it is.
+fn leading_non_object(text: &str) -> Result<&str, ToolError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed == "null" {
+        return Ok("{}");
+    }
+    match non_object_json(trimmed) {
+        Some(found) => Err(not_an_object(found)),
+        None => Ok(text),
     }
 }
 
@@ -79,8 +88,8 @@ fn not_an_object(found: &str) -> ToolError {
 }
 
 /// The error for arguments that are not JSON at all.
-pub(crate) fn malformed_json(error: serde_json::Error) -> ToolError {
-    let message = strip_position(&error);
+pub(crate) fn malformed_json(error: &serde_json::Error) -> ToolError {
+    let message = strip_position(error);
     ToolError::invalid_arguments(format!(
         "arguments are not valid JSON: {message} at line {} column {}",
         error.line(),

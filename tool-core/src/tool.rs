@@ -38,7 +38,9 @@ impl ToolArgs<'_> {
         match self {
             ToolArgs::Value(value) => Ok(value),
             ToolArgs::Json(text) if text.trim().is_empty() => Ok(Value::Object(Default::default())),
-            ToolArgs::Json(text) => serde_json::from_str(text).map_err(args::malformed_json),
+            ToolArgs::Json(text) => {
+                serde_json::from_str(text).map_err(|error| args::malformed_json(&error))
+            }
         }
     }
 }
