@@ -88,18 +88,88 @@ impl SessionContext {
     }
 
     /// The context of one call of this session.
-    pub fn call(
-        &self,
-        call_id: impl Into<Arc<str>>,
-        tool_name: impl Into<Arc<str>>,
-    ) -> CallContext {
-        CallContext {
-            info: Arc::new(CallInfo {
-                session: self.clone(),
-                call_id: call_id.into(),
-                tool_name: tool_name.into(),
-                depth: 0,
+    pub fn call(&self, call_id: impl AsRef<str>, tool_name: impl AsRef<str>) -> CallContext {
+        TurnContexts::build(self.clone(), 0, [(call_id, tool_name)]).first()
+    }
+
+    /// The contexts of a turn's calls, given as `(call id, tool name)` in call order: one
+    /// shared allocation for them all, so handing a call its context costs one reference
+    /// count. A call whose tool takes no context may be given empty strings.
+    pub fn turn<I, C, N>(&self, calls: I) -> TurnContexts
+    where
+        I: IntoIterator<Item = (C, N)>,
+        C: AsRef<str>,
+        N: AsRef<str>,
+    {
+        TurnContexts::build(self.clone(), 0, calls)
+    }
+}
+
+/// The contexts of the calls of one turn ([`SessionContext::turn`]).
+#[derive(Clone)]
+pub struct TurnContexts {
+    info: Arc<TurnInfo>,
+}
+
+/// What the contexts of one turn share.
+struct TurnInfo {
+    session: SessionContext,
+    depth: u32,
+    /// The calls' ids and tool names, back to back.
+    text: String,
+    /// Per call, where its id ends and where its tool name ends in `text`.
+    ends: Vec<(usize, usize)>,
+}
+
+impl TurnContexts {
+    fn build<I, C, N>(session: SessionContext, depth: u32, calls: I) -> Self
+    where
+        I: IntoIterator<Item = (C, N)>,
+        C: AsRef<str>,
+        N: AsRef<str>,
+    {
+        let calls = calls.into_iter();
+        let mut text = String::new();
+        let mut ends = Vec::with_capacity(calls.size_hint().0);
+        for (call_id, tool_name) in calls {
+            text.push_str(call_id.as_ref());
+            let id_end = text.len();
+            text.push_str(tool_name.as_ref());
+            ends.push((id_end, text.len()));
+        }
+        Self {
+            info: Arc::new(TurnInfo {
+                session,
+                depth,
+                text,
+                ends,
             }),
+        }
+    }
+
+    /// The context of call `index` of the turn, or `None` past the turn's calls.
+    pub fn call(&self, index: usize) -> Option<CallContext> {
+        (index < self.info.ends.len()).then(|| CallContext {
+            turn: Arc::clone(&self.info),
+            index,
+        })
+    }
+
+    /// How many calls the turn has.
+    pub fn len(&self) -> usize {
+        self.info.ends.len()
+    }
+
+    /// Whether the turn has no calls.
+    pub fn is_empty(&self) -> bool {
+        self.info.ends.is_empty()
+    }
+
+    /// The context of the first call, for a turn built with exactly one.
+    fn first(self) -> CallContext {
+        CallContext {
+            turn: self.info,
+            index: 0,
         }
     }
 }
@@ -107,27 +177,23 @@ impl SessionContext {
 /// The untyped context the runtime hands to [`crate::Tool::prepare`]: the session's deps
 /// (type erased) and the identity of the call.
 ///
-/// One shared allocation: a tool that keeps its context clones one reference count.
+/// A handle on what the calls of its turn share: a tool that keeps its context clones one
+/// reference count.
 #[derive(Clone)]
 pub struct CallContext {
-    info: Arc<CallInfo>,
-}
-
-struct CallInfo {
-    session: SessionContext,
-    call_id: Arc<str>,
-    tool_name: Arc<str>,
-    depth: u32,
+    turn: Arc<TurnInfo>,
+    index: usize,
 }
 
 impl CallContext {
     /// A context for one call, with `deps` shared across the session. To make many calls of
-    /// one session, build a [`SessionContext`] once and use [`SessionContext::call`].
+    /// one session, build a [`SessionContext`] once and use [`SessionContext::call`] or
+    /// [`SessionContext::turn`].
     pub fn new<D: Any + Send + Sync>(
         deps: Arc<D>,
         session_id: impl Into<Arc<str>>,
-        call_id: impl Into<Arc<str>>,
-        tool_name: impl Into<Arc<str>>,
+        call_id: impl AsRef<str>,
+        tool_name: impl AsRef<str>,
     ) -> Self {
         SessionContext::new(deps, session_id, None).call(call_id, tool_name)
     }
@@ -135,7 +201,7 @@ impl CallContext {
     /// The same call with `invoker` for nested calls.
     #[must_use]
     pub fn with_invoker(self, invoker: Arc<dyn ToolInvoker>) -> Self {
-        let session = &self.info.session.inner;
+        let session = &self.session().inner;
         let session = SessionContext {
             inner: Arc::new(SessionInner {
                 deps: Arc::clone(&session.deps),
@@ -144,63 +210,66 @@ impl CallContext {
                 invoker: Some(invoker),
             }),
         };
-        session.call(
-            Arc::clone(&self.info.call_id),
-            Arc::clone(&self.info.tool_name),
-        )
+        TurnContexts::build(session, self.depth(), [(self.call_id(), self.tool_name())]).first()
     }
 
     /// The same session and deps, for a nested call `call_id` of `tool_name`, one level deeper.
     #[must_use]
-    pub fn nested(&self, call_id: impl Into<Arc<str>>, tool_name: impl Into<Arc<str>>) -> Self {
-        Self {
-            info: Arc::new(CallInfo {
-                session: self.info.session.clone(),
-                call_id: call_id.into(),
-                tool_name: tool_name.into(),
-                depth: self.info.depth + 1,
-            }),
-        }
+    pub fn nested(&self, call_id: impl AsRef<str>, tool_name: impl AsRef<str>) -> Self {
+        TurnContexts::build(
+            self.session().clone(),
+            self.depth() + 1,
+            [(call_id, tool_name)],
+        )
+        .first()
+    }
+
+    fn session(&self) -> &SessionContext {
+        &self.turn.session
+    }
+
+    /// Where this call's id and tool name are in the turn's text.
+    fn ids(&self) -> (&str, &str) {
+        let turn = &*self.turn;
+        let start = match self.index.checked_sub(1) {
+            Some(previous) => turn.ends.get(previous).map_or(0, |&(_, end)| end),
+            None => 0,
+        };
+        let (id_end, name_end) = turn.ends.get(self.index).copied().unwrap_or((start, start));
+        (
+            turn.text.get(start..id_end).unwrap_or_default(),
+            turn.text.get(id_end..name_end).unwrap_or_default(),
+        )
     }
 
     /// The session this call belongs to.
     pub fn session_id(&self) -> &str {
-        &self.info.session.inner.session_id
+        &self.session().inner.session_id
     }
 
     /// The id the model gave this call.
     pub fn call_id(&self) -> &str {
-        &self.info.call_id
-    }
-
-    /// The id the model gave this call, shared.
-    pub fn call_id_shared(&self) -> &Arc<str> {
-        &self.info.call_id
+        self.ids().0
     }
 
     /// The tool being called.
     pub fn tool_name(&self) -> &str {
-        &self.info.tool_name
-    }
-
-    /// The tool being called, shared.
-    pub fn tool_name_shared(&self) -> &Arc<str> {
-        &self.info.tool_name
+        self.ids().1
     }
 
     /// How many tool calls enclose this one (0 for a call the model made).
     pub fn depth(&self) -> u32 {
-        self.info.depth
+        self.turn.depth
     }
 
     /// The deps type this context carries.
     pub fn deps_type(&self) -> DepsType {
-        self.info.session.inner.deps_type
+        self.session().inner.deps_type
     }
 
     /// The deps, untyped.
     pub fn deps_any(&self) -> &Arc<AnyDeps> {
-        &self.info.session.inner.deps
+        &self.session().inner.deps
     }
 
     /// The deps as `D`, when they are a `D`.
@@ -210,7 +279,16 @@ impl CallContext {
 
     /// The invoker for nested calls, when the runtime provided one.
     pub fn invoker(&self) -> Option<&Arc<dyn ToolInvoker>> {
-        self.info.session.inner.invoker.as_ref()
+        self.session().inner.invoker.as_ref()
+    }
+}
+
+impl fmt::Debug for TurnContexts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TurnContexts")
+            .field("session", &self.info.session)
+            .field("calls", &self.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -438,6 +516,32 @@ mod tests {
                 "tool `probe` needs deps of type `alloc::string::String`, but the runtime provides `u32`"
             )
         );
+    }
+
+    #[test]
+    fn a_turns_contexts_share_one_allocation_and_keep_each_calls_identity() {
+        let session = SessionContext::new(Arc::new(7_u8), "s-3", None);
+        let turn = session.turn([("call_a", "get_order"), ("", ""), ("call_c", "search")]);
+        assert_eq!(turn.len(), 3);
+        let ids = |index| {
+            turn.call(index)
+                .map(|call| (call.call_id().to_owned(), call.tool_name().to_owned()))
+        };
+        assert_eq!(ids(0), Some(("call_a".into(), "get_order".into())));
+        assert_eq!(ids(1), Some((String::new(), String::new())));
+        assert_eq!(ids(2), Some(("call_c".into(), "search".into())));
+        assert_eq!(ids(3), None);
+        let call = turn
+            .call(2)
+            .map(|call| call.nested("call_c/inner", "lookup"));
+        let nested = call.map(|call| {
+            (
+                call.call_id().to_owned(),
+                call.depth(),
+                call.session_id().to_owned(),
+            )
+        });
+        assert_eq!(nested, Some(("call_c/inner".into(), 1, "s-3".into())));
     }
 
     #[test]

@@ -71,6 +71,7 @@ pub mod __private;
 pub use args::parse_args;
 pub use context::{
     AnyDeps, CallContext, DepsType, FromCallContext, RunContext, SessionContext, ToolInvoker,
+    TurnContexts,
 };
 pub use error::{ErrorKind, ToolError};
 pub use page::{IsPage, Page, PageInfo};

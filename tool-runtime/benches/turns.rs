@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
-use tool_runtime::{Runtime, Session, ToolCall, tool, tools};
+use tool_runtime::{RunContext, Runtime, Session, ToolCall, tool, tools};
 
 /// Deps of the benchmark.
 pub struct Desk;
@@ -26,6 +26,17 @@ async fn noop(
     /// The order id.
     order_id: String,
 ) -> Echo {
+    Echo { order_id, ok: true }
+}
+
+/// Does nothing but echo, reading the session's deps.
+#[tool(read_only)]
+async fn noop_with_context(
+    ctx: RunContext<Desk>,
+    /// The order id.
+    order_id: String,
+) -> Echo {
+    let Desk = ctx.deps();
     Echo { order_id, ok: true }
 }
 
@@ -58,7 +69,7 @@ fn calls(count: usize, name: &str, args: &str) -> Vec<ToolCall> {
 
 fn runtime() -> Runtime<Desk> {
     match Runtime::builder(Desk)
-        .tools(tools![noop, sleep_read, sleep_write])
+        .tools(tools![noop, noop_with_context, sleep_read, sleep_write])
         .max_concurrency(64)
         .build()
     {
@@ -104,6 +115,10 @@ fn governed(c: &mut Criterion) {
     group.throughput(Throughput::Elements(64));
     let many = calls(64, "noop", ARGS);
     group.bench_function("64 read-only calls, one turn", |b| {
+        b.iter(|| black_box(executor.block_on(runtime.execute(&session, &many))));
+    });
+    let many = calls(64, "noop_with_context", ARGS);
+    group.bench_function("64 read-only calls taking their context, one turn", |b| {
         b.iter(|| black_box(executor.block_on(runtime.execute(&session, &many))));
     });
     group.finish();

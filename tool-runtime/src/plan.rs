@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::{CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
+use tool_core::{
+    CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker, TurnContexts,
+};
 
 use crate::call::{Session, ToolCall};
 use crate::limits::{self, Limits};
@@ -70,7 +72,7 @@ impl<D: Any + Send + Sync> Shared<D> {
     /// Plans call `index` of a turn. An error is the call's answer: it runs in no batch.
     pub(crate) fn plan<'a>(
         &'a self,
-        session: &SessionContext,
+        contexts: &TurnContexts,
         anonymous: &'a CallContext,
         index: usize,
         call: &'a ToolCall,
@@ -80,10 +82,9 @@ impl<D: Any + Send + Sync> Shared<D> {
         };
         let tool = tool.as_ref();
         limits::check_arguments(&call.arguments, &self.limits)?;
-        let context = if tool.takes_context() {
-            PlannedContext::Own(session.call(Arc::clone(&call.id), Arc::clone(name)))
-        } else {
-            PlannedContext::Shared(anonymous)
+        let context = match contexts.call(index) {
+            Some(context) if tool.takes_context() => PlannedContext::Own(context),
+            _ => PlannedContext::Shared(anonymous),
         };
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;

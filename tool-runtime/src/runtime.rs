@@ -129,10 +129,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let session = self.shared.session_context(session);
         // The context of tools that take none: built once, shared by their calls.
         let anonymous = session.call("", "");
+        // The calls' contexts, in one allocation for the turn.
+        let contexts = session.turn(calls.iter().map(|call| (&*call.id, call.name.as_str())));
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
-            match self.shared.plan(&session, &anonymous, index, call) {
+            match self.shared.plan(&contexts, &anonymous, index, call) {
                 Ok(plan) => {
                     planned.push(Some(plan));
                     observations.push(None);
