@@ -82,9 +82,10 @@ impl<D: Any + Send + Sync> Shared<D> {
         };
         let tool = tool.as_ref();
         limits::check_arguments(&call.arguments, &self.limits)?;
-        let context = match contexts.call(index) {
-            Some(context) if tool.takes_context() => PlannedContext::Own(context),
-            _ => PlannedContext::Shared(anonymous),
+        let own = tool.takes_context().then(|| contexts.call(index)).flatten();
+        let context = match own {
+            Some(context) => PlannedContext::Own(context),
+            None => PlannedContext::Shared(anonymous),
         };
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
