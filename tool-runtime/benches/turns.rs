@@ -1,7 +1,8 @@
 //! The governed path: a whole turn through the runtime (plan, schedule, shells, output
-//! policy), for one call and per call in a batch of 64 read-only no-op calls, against the same
-//! hand-written baseline as the dispatch benchmark; and the wall time of 64 calls that each
-//! sleep 10 ms, read-only (concurrent) against writes (serial).
+//! policy), for one call and per call in a batch of 64 read-only no-op calls (with and without
+//! a `RunContext` to inject), against the same hand-written baseline as the dispatch benchmark;
+//! and the wall time of 64 calls that each sleep 10 ms, read-only (concurrent) against writes
+//! (serial).
 
 use std::hint::black_box;
 use std::time::Duration;
