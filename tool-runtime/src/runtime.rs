@@ -62,14 +62,43 @@ pub(crate) struct Shared<D> {
 struct Start<'a> {
     batch: usize,
     started: Instant,
-    cancel: &'a CancellationToken,
+    cancel: Option<&'a CancellationToken>,
 }
 
 /// A started call: answered on its first poll, or still running.
 enum Started<'a> {
     /// Answered: the observation is in its slot.
     Done(usize, tracing::Span),
-    Waiting(Pin<Box<dyn Future<Output = (usize, Observation)> + Send + 'a>>),
+    Waiting(RunningCall<'a>),
+}
+
+/// The calls of a batch still running after their first poll, driven together. Most turns
+/// have none, so the set is only made for the first.
+#[derive(Default)]
+struct Waiting<'a> {
+    running: Option<FuturesUnordered<RunningCall<'a>>>,
+}
+
+type RunningCall<'a> = Pin<Box<dyn Future<Output = (usize, Observation)> + Send + 'a>>;
+
+impl<'a> Waiting<'a> {
+    fn len(&self) -> usize {
+        self.running.as_ref().map_or(0, FuturesUnordered::len)
+    }
+
+    fn push(&mut self, call: RunningCall<'a>) {
+        self.running
+            .get_or_insert_with(FuturesUnordered::new)
+            .push(call);
+    }
+
+    /// The next call to finish, or `None` when none is running.
+    async fn next(&mut self) -> Option<(usize, Observation)> {
+        match &mut self.running {
+            Some(running) => running.next().await,
+            None => None,
+        }
+    }
 }
 
 /// How a call ended, before the output policy.
@@ -100,8 +129,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
     /// `calls` may be owned or borrowed (`Vec<ToolCall>`, `&[ToolCall]`): a caller that
     /// renders the provider's result messages keeps its calls.
     pub async fn execute(&self, session: &Session, calls: impl AsRef<[ToolCall]>) -> TurnReport {
-        self.execute_with_cancel(session, calls, CancellationToken::new())
-            .await
+        self.execute_turn(session, calls.as_ref(), None).await
     }
 
     /// Runs one turn until `cancel` fires; calls that have not finished by then are answered
@@ -112,25 +140,39 @@ impl<D: Any + Send + Sync> Runtime<D> {
         calls: impl AsRef<[ToolCall]>,
         cancel: CancellationToken,
     ) -> TurnReport {
-        let calls = calls.as_ref();
-        let span = tracing::info_span!("tool_turn", session = session.id(), calls = calls.len());
-        self.run_turn(session, calls, &cancel)
-            .instrument(span)
+        self.execute_turn(session, calls.as_ref(), Some(&cancel))
             .await
+    }
+
+    async fn execute_turn(
+        &self,
+        session: &Session,
+        calls: &[ToolCall],
+        cancel: Option<&CancellationToken>,
+    ) -> TurnReport {
+        let span = tracing::info_span!("tool_turn", session = session.id(), calls = calls.len());
+        self.run_turn(session, calls, cancel).instrument(span).await
     }
 
     async fn run_turn(
         &self,
         session: &Session,
         calls: &[ToolCall],
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
     ) -> TurnReport {
         let started = Instant::now();
         let session = self.shared.session_context(session);
-        // The context of tools that take none: built once, shared by their calls.
-        let anonymous = session.call("", "");
-        // The calls' contexts, in one allocation for the turn.
-        let contexts = session.turn(calls.iter().map(|call| (&*call.id, call.name.as_str())));
+        // The calls' contexts, in one allocation for the turn, and after them the one that
+        // tools taking none share.
+        let contexts = session.turn(
+            calls
+                .iter()
+                .map(|call| (&*call.id, call.name.as_str()))
+                .chain([("", "")]),
+        );
+        let anonymous = contexts
+            .call(calls.len())
+            .unwrap_or_else(|| session.call("", ""));
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
@@ -165,6 +207,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let widest = groups.iter().map(|group| group.indices.len()).max();
         let mut answered: Vec<(usize, tracing::Span)> =
             Vec::with_capacity(widest.unwrap_or(0).min(concurrency));
+        // Calls still running after their first poll; made when the first one is.
+        let mut waiting = Waiting::default();
         for (batch_index, group) in groups.into_iter().enumerate() {
             batches.push(Batch {
                 index: batch_index,
@@ -176,7 +220,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 .iter()
                 .filter_map(|&index| planned[index].take())
                 .peekable();
-            if cancel.is_cancelled() {
+            if cancel.is_some_and(CancellationToken::is_cancelled) {
                 for (plan, _) in members {
                     let ended = Ended {
                         result: Err(cancelled_error()),
@@ -189,7 +233,6 @@ impl<D: Any + Send + Sync> Runtime<D> {
             }
             // Calls start in order, each with one poll; only those still running are driven
             // together afterwards, at most `concurrency` at a time.
-            let mut waiting = FuturesUnordered::new();
             while members.peek().is_some() {
                 if waiting.len() >= concurrency
                     && let Some((index, observation)) = waiting.next().await
@@ -315,7 +358,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         plan: &Planned<'_>,
         first: FirstAttempt,
         started: Instant,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
     ) -> Ended {
         let mut attempts = 1;
         let timeout = plan.timeout(&self.shared.limits);
@@ -324,10 +367,13 @@ impl<D: Any + Send + Sync> Runtime<D> {
             prepare_again(plan.tool, &plan.call.arguments, plan.context.get())
         });
         // The call first: a call that finishes at once never touches the cancellation token.
-        let result = tokio::select! {
-            biased;
-            outcome = shells => outcome.result,
-            () = cancel.cancelled() => Err(cancelled_error()),
+        let result = match cancel {
+            Some(cancel) => tokio::select! {
+                biased;
+                outcome = shells => outcome.result,
+                () = cancel.cancelled() => Err(cancelled_error()),
+            },
+            None => shells.await.result,
         };
         Ended {
             result,
