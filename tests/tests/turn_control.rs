@@ -13,7 +13,7 @@ pub struct Shop {
 }
 
 /// The price of one item.
-#[tool(read_only)]
+#[tool(read_only, version = "2.1")]
 async fn price(ctx: RunContext<Shop>, item: String) -> Result<u32, ToolError> {
     ctx.deps()
         .prices
@@ -91,6 +91,42 @@ fn runtime() -> Runtime<Shop> {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
     }
+}
+
+#[tokio::test]
+async fn observations_name_the_call_the_tool_and_its_version() {
+    let report = runtime()
+        .execute(
+            &Session::new("s-ids"),
+            [
+                ToolCall::new("c-1", "price", r#"{"item":"tea"}"#),
+                ToolCall::new("c-2", "price", r#"{"item":7}"#),
+                ToolCall::new("c-3", "slow", r#"{"millis":0}"#),
+                ToolCall::new("c-4", "prices", "{}"),
+            ],
+        )
+        .await;
+    let identities: Vec<_> = report
+        .observations
+        .iter()
+        .map(|observation| {
+            (
+                observation.call_id.as_ref(),
+                observation.tool.as_ref(),
+                observation.tool_version.as_deref(),
+                observation.error_kind(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        identities,
+        [
+            ("c-1", "price", Some("2.1"), None),
+            ("c-2", "price", Some("2.1"), Some("invalid_arguments")),
+            ("c-3", "slow", None, None),
+            ("c-4", "prices", None, Some("unknown_tool")),
+        ]
+    );
 }
 
 #[tokio::test]

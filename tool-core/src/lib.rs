@@ -76,8 +76,8 @@ pub use context::{
 pub use error::{ErrorKind, ToolError};
 pub use page::{IsPage, Page, PageInfo};
 pub use registry::{
-    Location, Registry, RegistryError, ToolDef, ToolList, ToolRegistration, inventory_tools,
-    nearest_name, registered_tools,
+    Location, Lookup, Registry, RegistryError, ToolDef, ToolList, ToolRegistration,
+    inventory_tools, nearest_name, registered_tools,
 };
 pub use spec::{
     OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,

@@ -171,12 +171,25 @@ impl fmt::Display for Location {
     }
 }
 
+/// A tool found by name ([`Registry::lookup`]).
+#[derive(Clone, Copy)]
+pub struct Lookup<'a> {
+    /// The tool.
+    pub tool: &'a Arc<dyn Tool>,
+    /// Its name, shared.
+    pub name: &'a Arc<str>,
+    /// Its version, shared, when it declares one.
+    pub version: Option<&'a Arc<str>>,
+}
+
 /// The tools of one runtime: unique names, sorted by name, all usable with deps `D`.
 #[derive(Clone)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     /// Each tool's name, sorted, shared: a call can carry it without copying it.
     names: Vec<Arc<str>>,
+    /// Each tool's version, when it declares one, shared the same way.
+    versions: Vec<Option<Arc<str>>>,
     /// Name to position. FxHash: the keys are the registry's own names, so a model's strings
     /// are only looked up, never inserted, and a fast hash of a short name is what a call pays.
     by_name: FxHashMap<Arc<str>, usize>,
@@ -240,6 +253,10 @@ impl Registry {
             .iter()
             .map(|tool| Arc::from(tool.spec().name()))
             .collect();
+        let versions = tools
+            .iter()
+            .map(|tool| tool.spec().version().map(Arc::from))
+            .collect();
         let by_name = names
             .iter()
             .enumerate()
@@ -248,6 +265,7 @@ impl Registry {
         Ok(Self {
             tools,
             names,
+            versions,
             by_name,
             deps,
         })
@@ -262,10 +280,13 @@ impl Registry {
         self.position(name).map(|index| &self.tools[index])
     }
 
-    /// The tool called `name`, with its name as a shared string.
-    pub fn lookup(&self, name: &str) -> Option<(&Arc<dyn Tool>, &Arc<str>)> {
-        self.position(name)
-            .map(|index| (&self.tools[index], &self.names[index]))
+    /// The tool called `name`, with its name and version as shared strings.
+    pub fn lookup(&self, name: &str) -> Option<Lookup<'_>> {
+        self.position(name).map(|index| Lookup {
+            tool: &self.tools[index],
+            name: &self.names[index],
+            version: self.versions[index].as_ref(),
+        })
     }
 
     /// The tools, sorted by name.

@@ -24,6 +24,8 @@ pub(crate) struct Planned<'a> {
     pub(crate) tool: &'a dyn Tool,
     /// The tool's name, shared with the observation.
     pub(crate) name: &'a Arc<str>,
+    /// The tool's version, shared with the observation.
+    pub(crate) version: Option<&'a Arc<str>>,
     /// The call's context: its own when the tool takes one, the turn's anonymous one otherwise.
     pub(crate) context: PlannedContext<'a>,
 }
@@ -77,10 +79,10 @@ impl<D: Any + Send + Sync> Shared<D> {
         index: usize,
         call: &'a ToolCall,
     ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
-        let Some((tool, name)) = self.registry.lookup(&call.name) else {
+        let Some(found) = self.registry.lookup(&call.name) else {
             return Err(self.registry.unknown_tool(&call.name));
         };
-        let tool = tool.as_ref();
+        let tool = found.tool.as_ref();
         limits::check_arguments(&call.arguments, &self.limits)?;
         let own = tool.takes_context().then(|| contexts.call(index)).flatten();
         let context = match own {
@@ -92,7 +94,8 @@ impl<D: Any + Send + Sync> Shared<D> {
         let plan = Planned {
             index,
             call,
-            name,
+            name: found.name,
+            version: found.version,
             context,
             tool,
         };

@@ -413,7 +413,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         Observation {
             call_id: Arc::clone(&plan.call.id),
             tool: Arc::clone(plan.name),
-            tool_version: plan.tool.spec().version().map(Arc::from),
+            tool_version: plan.version.cloned(),
             outcome,
             truncated,
             redactions,
@@ -434,8 +434,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
             tool_version: self
                 .shared
                 .registry
-                .get(&call.name)
-                .and_then(|tool| tool.spec().version().map(Arc::from)),
+                .lookup(&call.name)
+                .and_then(|found| found.version.cloned()),
             outcome: Outcome::Error { error },
             truncated: false,
             redactions: u32::try_from(redactions).unwrap_or(u32::MAX),
