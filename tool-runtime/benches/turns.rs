@@ -113,6 +113,19 @@ fn governed(c: &mut Criterion) {
     group.bench_function("one call, whole turn", |b| {
         b.iter(|| black_box(executor.block_on(runtime.execute(&session, &one))));
     });
+    // An agent calls `execute` from async code it is already running: the executor is entered
+    // once for all the turns timed, not once per turn.
+    group.bench_function("one call, whole turn, inside the executor", |b| {
+        b.iter_custom(|turns| {
+            executor.block_on(async {
+                let start = std::time::Instant::now();
+                for _ in 0..turns {
+                    black_box(runtime.execute(&session, &one).await);
+                }
+                start.elapsed()
+            })
+        });
+    });
     group.throughput(Throughput::Elements(64));
     let many = calls(64, "noop", ARGS);
     group.bench_function("64 read-only calls, one turn", |b| {
