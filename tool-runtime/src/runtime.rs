@@ -18,7 +18,7 @@ use tracing::Instrument;
 use crate::call::{Session, ToolCall};
 use crate::limits::Limits;
 use crate::nested::prepare_again;
-use crate::observation::{Batch, Observation, Outcome, TurnReport};
+use crate::observation::{Observation, Outcome, TurnReport};
 use crate::output::{self, artifacts::ArtifactStore, redact::Redactor};
 use crate::plan::Planned;
 use crate::schedule::{self, Slot};
@@ -198,24 +198,19 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 resources: plan.tool.spec().resource_list(),
             })
             .collect();
-        let groups = schedule::schedule(&slots);
+        let batches = schedule::schedule(&slots);
 
         let concurrency = self.shared.limits.max_concurrency.max(1);
-        let mut batches = Vec::with_capacity(groups.len());
         // Calls answered at their first poll, awaiting their elapsed time (one clock reading
         // serves all those a chunk of starts answered).
-        let widest = groups.iter().map(|group| group.indices.len()).max();
+        let widest = batches.iter().map(|batch| batch.calls.len()).max();
         let mut answered: Vec<(usize, tracing::Span)> =
             Vec::with_capacity(widest.unwrap_or(0).min(concurrency));
         // Calls still running after their first poll; made when the first one is.
         let mut waiting = Waiting::default();
-        for (batch_index, group) in groups.into_iter().enumerate() {
-            batches.push(Batch {
-                index: batch_index,
-                calls: group.indices,
-                concurrent: group.concurrent,
-            });
-            let mut members = batches[batch_index]
+        for batch in &batches {
+            let batch_index = batch.index;
+            let mut members = batch
                 .calls
                 .iter()
                 .filter_map(|&index| planned[index].take())

@@ -4,6 +4,8 @@
 
 use std::borrow::Cow;
 
+use crate::observation::Batch;
+
 /// What the scheduler knows of one planned call.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot<'a> {
@@ -15,24 +17,16 @@ pub(crate) struct Slot<'a> {
     pub(crate) resources: &'a [Cow<'static, str>],
 }
 
-/// A group of calls that run together.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Group {
-    /// Positions of the calls, in call order.
-    pub(crate) indices: Vec<usize>,
-    /// Whether the calls run concurrently.
-    pub(crate) concurrent: bool,
-}
-
-/// Splits planned calls (in call order) into the groups that run one after another.
-pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Group> {
-    // A group is a run of consecutive slots: find where each run ends, then collect its
-    // indices once, at their exact size.
-    let group = |run: &[Slot<'_>], concurrent| Group {
-        indices: run.iter().map(|slot| slot.index).collect(),
+/// Splits planned calls (in call order) into the batches that run one after another.
+pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Batch> {
+    let mut batches: Vec<Batch> = Vec::new();
+    // A batch is a run of consecutive slots: find where each run ends, then collect its
+    // calls once, at their exact size.
+    let batch = |run: &[Slot<'_>], concurrent, batches: &Vec<Batch>| Batch {
+        index: batches.len(),
+        calls: run.iter().map(|slot| slot.index).collect(),
         concurrent,
     };
-    let mut groups = Vec::new();
     let mut run_start = 0;
     let mut held: Vec<&str> = Vec::new();
     for (position, slot) in slots.iter().enumerate() {
@@ -43,7 +37,7 @@ pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Group> {
                 .any(|resource| held.contains(&resource.as_ref()));
         if !slot.parallel_safe || conflicts {
             if run_start < position {
-                groups.push(group(&slots[run_start..position], true));
+                batches.push(batch(&slots[run_start..position], true, &batches));
             }
             held.clear();
             run_start = position;
@@ -51,14 +45,14 @@ pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Group> {
         if slot.parallel_safe {
             held.extend(slot.resources.iter().map(|resource| resource.as_ref()));
         } else {
-            groups.push(group(&slots[position..=position], false));
+            batches.push(batch(&slots[position..=position], false, &batches));
             run_start = position + 1;
         }
     }
     if run_start < slots.len() {
-        groups.push(group(&slots[run_start..], true));
+        batches.push(batch(&slots[run_start..], true, &batches));
     }
-    groups
+    batches
 }
 
 #[cfg(test)]
@@ -76,25 +70,25 @@ mod tests {
             .collect()
     }
 
-    fn indices(groups: &[Group]) -> Vec<Vec<usize>> {
-        groups.iter().map(|group| group.indices.clone()).collect()
+    fn indices(batches: &[Batch]) -> Vec<Vec<usize>> {
+        batches.iter().map(|batch| batch.calls.clone()).collect()
     }
 
     #[test]
     fn reads_around_a_write_form_three_batches() {
         let none: &[Cow<'static, str>] = &[];
-        let groups = schedule(&slots(&[
+        let batches = schedule(&slots(&[
             (true, none),
             (true, none),
             (false, none),
             (true, none),
             (true, none),
         ]));
-        assert_eq!(indices(&groups), [vec![0, 1], vec![2], vec![3, 4]]);
+        assert_eq!(indices(&batches), [vec![0, 1], vec![2], vec![3, 4]]);
         assert_eq!(
-            groups
+            batches
                 .iter()
-                .map(|group| group.concurrent)
+                .map(|batch| batch.concurrent)
                 .collect::<Vec<_>>(),
             [true, false, true]
         );
@@ -104,19 +98,19 @@ mod tests {
     fn shared_resources_split_a_batch_of_reads() {
         let disk = [Cow::Borrowed("fs:workspace")];
         let net = [Cow::Borrowed("net")];
-        let groups = schedule(&slots(&[
+        let batches = schedule(&slots(&[
             (true, &disk),
             (true, &net),
             (true, &disk),
             (true, &net),
         ]));
-        assert_eq!(indices(&groups), [vec![0, 1], vec![2, 3]]);
+        assert_eq!(indices(&batches), [vec![0, 1], vec![2, 3]]);
     }
 
     #[test]
     fn serial_calls_stand_alone() {
         let none: &[Cow<'static, str>] = &[];
-        let groups = schedule(&slots(&[(false, none), (false, none)]));
-        assert_eq!(indices(&groups), [vec![0], vec![1]]);
+        let batches = schedule(&slots(&[(false, none), (false, none)]));
+        assert_eq!(indices(&batches), [vec![0], vec![1]]);
     }
 }
