@@ -22,8 +22,8 @@ pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Batch> {
     let mut batches: Vec<Batch> = Vec::new();
     // A batch is a run of consecutive slots: find where each run ends, then collect its
     // calls once, at their exact size.
-    let batch = |run: &[Slot<'_>], concurrent, batches: &Vec<Batch>| Batch {
-        index: batches.len(),
+    let batch = |index, run: &[Slot<'_>], concurrent| Batch {
+        index,
         calls: run.iter().map(|slot| slot.index).collect(),
         concurrent,
     };
@@ -37,7 +37,7 @@ pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Batch> {
                 .any(|resource| held.contains(&resource.as_ref()));
         if !slot.parallel_safe || conflicts {
             if run_start < position {
-                batches.push(batch(&slots[run_start..position], true, &batches));
+                batches.push(batch(batches.len(), &slots[run_start..position], true));
             }
             held.clear();
             run_start = position;
@@ -45,12 +45,12 @@ pub(crate) fn schedule(slots: &[Slot<'_>]) -> Vec<Batch> {
         if slot.parallel_safe {
             held.extend(slot.resources.iter().map(|resource| resource.as_ref()));
         } else {
-            batches.push(batch(&slots[position..=position], false, &batches));
+            batches.push(batch(batches.len(), &slots[position..=position], false));
             run_start = position + 1;
         }
     }
     if run_start < slots.len() {
-        batches.push(batch(&slots[run_start..], true, &batches));
+        batches.push(batch(batches.len(), &slots[run_start..], true));
     }
     batches
 }
