@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 use examples::support::SupportDeps;
 use serde::Deserialize;
-use tool_runtime::{Arguments, Observation, Outcome, Runtime, Session, ToolCall, TurnReport};
+use tool_runtime::{Arguments, Observation, Runtime, Session, ToolCall, TurnReport};
 
 const BUILT_IN: &str = include_str!("../../transcripts/support_desk.json");
 
@@ -121,9 +121,9 @@ async fn main() -> ExitCode {
             .map(|call| substitute_artifacts(call, &artifacts))
             .collect();
         let report = runtime.execute(&session, calls.clone()).await;
-        for observation in &report.observations {
-            if let Some(artifact) = &observation.artifact {
-                artifacts.insert(observation.call_id.to_string(), artifact.clone());
+        for observation in report.observations() {
+            if let Some(artifact) = observation.artifact() {
+                artifacts.insert(observation.call_id().to_owned(), artifact.to_owned());
             }
         }
         if options.json {
@@ -160,25 +160,25 @@ fn substitute_artifacts(mut call: ToolCall, artifacts: &HashMap<String, String>)
 fn print_turn(number: usize, note: &str, calls: &[ToolCall], report: &TurnReport) {
     println!("━━ turn {number}: {note}");
     let rejected = report
-        .observations
+        .observations()
         .iter()
-        .filter(|observation| observation.batch.is_none())
+        .filter(|observation| observation.batch().is_none())
         .count();
     println!(
         "   plan: {} -> {}{}",
         plural(calls.len(), "call"),
-        plural(report.batches.len(), "batch"),
+        plural(report.batches().len(), "batch"),
         if rejected > 0 {
             format!(", {rejected} rejected before running")
         } else {
             String::new()
         }
     );
-    for batch in &report.batches {
+    for batch in report.batches() {
         println!(
             "   batch {} ({}): {}",
-            batch.index,
-            if batch.concurrent {
+            batch.index(),
+            if batch.concurrent() {
                 "concurrent"
             } else {
                 "alone"
@@ -186,38 +186,38 @@ fn print_turn(number: usize, note: &str, calls: &[ToolCall], report: &TurnReport
             report.batch_call_ids(batch).collect::<Vec<_>>().join(", ")
         );
     }
-    for (call, observation) in calls.iter().zip(&report.observations) {
+    for (call, observation) in calls.iter().zip(report.observations()) {
         print_observation(call, observation);
     }
-    println!("   turn took {}\n", millis(report.elapsed));
+    println!("   turn took {}\n", millis(report.elapsed()));
 }
 
 fn print_observation(call: &ToolCall, observation: &Observation) {
-    let mut facts = vec![millis(observation.elapsed)];
-    if observation.attempts > 1 {
-        facts.push(format!("{} attempts", observation.attempts));
+    let mut facts = vec![millis(observation.elapsed())];
+    if observation.attempts() > 1 {
+        facts.push(format!("{} attempts", observation.attempts()));
     }
-    if observation.truncated {
+    if observation.truncated() {
         facts.push("truncated".to_owned());
     }
-    if observation.redactions > 0 {
-        facts.push(format!("{} secrets redacted", observation.redactions));
+    if observation.redactions() > 0 {
+        facts.push(format!("{} secrets redacted", observation.redactions()));
     }
-    match &observation.outcome {
-        Outcome::Success { content } => {
+    match (observation.content(), observation.error()) {
+        (Some(content), _) => {
             println!(
                 "   ok    {} {} ({})",
-                observation.call_id,
-                observation.tool,
+                observation.call_id(),
+                observation.tool(),
                 facts.join(", ")
             );
             print_indented(content);
         }
-        Outcome::Error { error } => {
+        (None, Some(error)) => {
             println!(
                 "   error {} {} ({}) {}",
-                observation.call_id,
-                observation.tool,
+                observation.call_id(),
+                observation.tool(),
                 facts.join(", "),
                 error.kind()
             );
@@ -230,6 +230,15 @@ fn print_observation(call: &ToolCall, observation: &Observation) {
             if let Some(hint) = error.hint() {
                 println!("         hint:    {}", shorten(hint, 160));
             }
+        }
+        (None, None) => {
+            println!(
+                "   ?     {} {} ({})",
+                observation.call_id(),
+                observation.tool(),
+                facts.join(", ")
+            );
+            print_indented(&observation.text_for_model());
         }
     }
 }
