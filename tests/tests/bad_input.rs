@@ -90,10 +90,10 @@ async fn between_good_calls_in(runtime: &Runtime<Desk>, bad: ToolCall) -> Observ
             ],
         )
         .await;
-    assert_eq!(report.observations.len(), 3);
-    assert_eq!(report.observations[0].content(), Some("A-1:None"));
-    assert_eq!(report.observations[2].content(), Some("A-2:Some(3)"));
-    report.observations[1].clone()
+    assert_eq!(report.observations().len(), 3);
+    assert_eq!(report.observations()[0].content(), Some("A-1:None"));
+    assert_eq!(report.observations()[2].content(), Some("A-2:Some(3)"));
+    report.observations()[1].clone()
 }
 
 fn kind_and_message(observation: &Observation) -> (Option<&str>, Option<&str>) {
@@ -261,13 +261,13 @@ async fn a_panic_while_parsing_arguments_is_contained() {
 async fn a_hanging_tool_times_out() {
     let observation = between_good_calls(ToolCall::new("bad", "hang", "{}")).await;
     assert_eq!(observation.error_kind(), Some("timeout"));
-    assert_eq!(observation.elapsed, Duration::from_secs(1));
+    assert_eq!(observation.elapsed(), Duration::from_secs(1));
 }
 
 #[tokio::test]
 async fn a_flood_of_output_is_cut_with_a_notice() {
     let observation = between_good_calls(ToolCall::new("bad", "flood", "{}")).await;
-    assert!(observation.truncated);
+    assert!(observation.truncated());
     let content = observation.content().unwrap_or_default();
     assert!(
         content.contains("[... 1499000 of 1500000 characters omitted"),
@@ -278,7 +278,7 @@ async fn a_flood_of_output_is_cut_with_a_notice() {
         "{}",
         content.chars().count()
     );
-    assert!(observation.artifact.is_some());
+    assert!(observation.artifact().is_some());
 }
 
 #[tokio::test]

@@ -52,7 +52,7 @@ async fn run(args: Value) -> tool_runtime::Observation {
             vec![ToolCall::new("c", "get_forecast", args)],
         )
         .await;
-    report.observations[0].clone()
+    report.observations()[0].clone()
 }
 
 #[tokio::test]
@@ -116,7 +116,9 @@ async fn malformed_json_text_is_reported_with_its_position() {
         )
         .await;
     assert_eq!(
-        report.observations[0].error().map(|error| error.message()),
+        report.observations()[0]
+            .error()
+            .map(|error| error.message()),
         Some("arguments are not valid JSON: expected value at line 1 column 10")
     );
 }

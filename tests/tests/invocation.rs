@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_runtime::{CallContext, ErrorKind, Registry, ToolError, ToolOutput, tool};
+use tool_runtime::{CallContext, ErrorKind, Registry, ToolArgs, ToolError, ToolOutput, tool};
 
 /// Searches orders.
 #[tool(read_only)]
@@ -44,7 +44,20 @@ fn registry() -> Registry {
 
 async fn invoke(name: &str, args: &str) -> Result<ToolOutput, ToolError> {
     let call = CallContext::new(Arc::new(()), "s", "c", name);
-    registry().invoke(name, args, call).await
+    invoke_with(name, args.into(), call).await
+}
+
+/// Calls a tool through the `Tool` trait, as a runtime does after planning.
+async fn invoke_with(
+    name: &str,
+    args: ToolArgs<'_>,
+    call: CallContext,
+) -> Result<ToolOutput, ToolError> {
+    let registry = registry();
+    match registry.get(name) {
+        Some(tool) => tool.call(args, &call).await,
+        None => Err(registry.unknown_tool(name)),
+    }
 }
 
 fn error_of(result: Result<ToolOutput, ToolError>) -> (ErrorKind, String) {
@@ -117,8 +130,7 @@ async fn no_arguments_means_an_empty_object() {
         assert_eq!(output, Ok(r#""hello""#.to_owned()), "{args:?}");
     }
     let call = CallContext::new(Arc::new(()), "s", "c", "hello");
-    let output = registry()
-        .invoke("hello", json!(null), call)
+    let output = invoke_with("hello", json!(null).into(), call)
         .await
         .map(|o| o.into_json());
     assert_eq!(output, Ok(r#""hello""#.to_owned()));
@@ -127,12 +139,15 @@ async fn no_arguments_means_an_empty_object() {
 #[tokio::test]
 async fn arguments_may_come_as_a_value() {
     let call = CallContext::new(Arc::new(()), "s", "c", "search");
-    let output = registry()
-        .invoke("search", json!({"query": "late", "limit": 3}), call.clone())
-        .await
-        .map(|o| o.into_json());
+    let output = invoke_with(
+        "search",
+        json!({"query": "late", "limit": 3}).into(),
+        call.clone(),
+    )
+    .await
+    .map(|o| o.into_json());
     assert_eq!(output, Ok(r#""late/3/None""#.to_owned()));
-    let error = registry().invoke("search", json!({"query": 3}), call).await;
+    let error = invoke_with("search", json!({"query": 3}).into(), call).await;
     assert_eq!(
         error_of(error),
         (

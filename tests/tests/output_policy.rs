@@ -68,7 +68,7 @@ async fn run(runtime: &Runtime<Desk>, name: &str, args: &str) -> tool_runtime::O
     let report = runtime
         .execute(&Session::new("s"), vec![ToolCall::new("c", name, args)])
         .await;
-    report.observations[0].clone()
+    report.observations()[0].clone()
 }
 
 #[tokio::test]
@@ -80,7 +80,7 @@ async fn secrets_are_replaced_by_their_kind() {
             r#"{"dsn":"postgres://app:[REDACTED:url_password]@db.internal:5432/orders","key":"[REDACTED:openai_api_key]","header":"Authorization: Bearer [REDACTED:bearer_token]"}"#
         )
     );
-    assert_eq!(observation.redactions, 3);
+    assert_eq!(observation.redactions(), 3);
 }
 
 #[tokio::test]
@@ -113,7 +113,7 @@ async fn patterns_are_configurable() {
 async fn a_cut_output_names_the_artifact_and_read_artifact_returns_the_rest() {
     let runtime = runtime();
     let observation = run(&runtime, "numbers", "{}").await;
-    let Some(id) = observation.artifact.clone() else {
+    let Some(id) = observation.artifact().map(str::to_owned) else {
         panic!("no artifact: {observation:?}");
     };
     let full: String = (0..1000).map(|n| format!("{n}\n")).collect();
@@ -127,7 +127,7 @@ async fn a_cut_output_names_the_artifact_and_read_artifact_returns_the_rest() {
         &full[total - 30..],
     );
     assert_eq!(observation.content(), Some(expected.as_str()));
-    assert!(observation.truncated);
+    assert!(observation.truncated());
 
     let rest = run(
         &runtime,
@@ -165,10 +165,7 @@ async fn pages_tell_the_total_and_the_next_cursor() {
         )
     );
     assert_eq!(
-        first
-            .page
-            .as_ref()
-            .and_then(|page| page.next_cursor.as_deref()),
+        first.page().and_then(|page| page.next_cursor.as_deref()),
         Some("p2")
     );
     let last = run(&runtime, "letters", r#"{"cursor":"p2"}"#).await;

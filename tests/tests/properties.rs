@@ -101,20 +101,20 @@ proptest! {
         let ids: Vec<String> = calls.iter().map(|call| call.id.to_string()).collect();
         let report = executor.block_on(runtime.execute(&Session::new("p"), calls));
 
-        let answered: Vec<String> = report.observations.iter().map(|o| o.call_id.to_string()).collect();
+        let answered: Vec<String> = report.observations().iter().map(|o| o.call_id().to_string()).collect();
         prop_assert_eq!(&answered, &ids);
 
         let mut batched: HashSet<String> = HashSet::new();
-        for batch in &report.batches {
-            prop_assert!(!batch.calls.is_empty());
+        for batch in report.batches() {
+            prop_assert!(!batch.calls().is_empty());
             for id in report.batch_call_ids(batch) {
                 prop_assert!(batched.insert(id.to_owned()), "{} is in two batches", id);
             }
         }
-        for observation in &report.observations {
-            let ran = observation.attempts > 0;
-            prop_assert_eq!(ran, batched.contains(&*observation.call_id));
-            prop_assert_eq!(observation.batch.is_some(), ran);
+        for observation in report.observations() {
+            let ran = observation.attempts() > 0;
+            prop_assert_eq!(ran, batched.contains(&*observation.call_id()));
+            prop_assert_eq!(observation.batch().is_some(), ran);
             if observation.is_success() {
                 prop_assert!(ran);
             }

@@ -148,13 +148,13 @@ async fn reads_around_a_write_run_as_three_batches() {
     );
     assert_eq!(
         report
-            .batches
+            .batches()
             .iter()
-            .map(|batch| batch.concurrent)
+            .map(|batch| batch.concurrent())
             .collect::<Vec<_>>(),
         [true, false, true]
     );
-    let contents: Vec<Option<&str>> = report.observations.iter().map(|o| o.content()).collect();
+    let contents: Vec<Option<&str>> = report.observations().iter().map(|o| o.content()).collect();
     assert_eq!(
         contents,
         [Some("a"), Some("b"), Some("c"), Some("d"), Some("e")]
@@ -192,7 +192,7 @@ async fn two_reads_that_wait_for_each_other_both_finish() {
             vec![call("a", "rendezvous", "{}"), call("b", "rendezvous", "{}")],
         )
         .await;
-    let contents: Vec<Option<&str>> = report.observations.iter().map(|o| o.content()).collect();
+    let contents: Vec<Option<&str>> = report.observations().iter().map(|o| o.content()).collect();
     assert_eq!(contents, [Some("met"), Some("met")], "{report:#?}");
 }
 
@@ -205,7 +205,7 @@ async fn a_write_never_overlaps_anything() {
         calls.push(call(&format!("c{n}"), name, r#"{"label":"x"}"#));
     }
     let report = runtime.execute(&Session::new("s"), calls).await;
-    assert!(report.observations.iter().all(|o| o.is_success()));
+    assert!(report.observations().iter().all(|o| o.is_success()));
     assert!(!runtime.deps().overlap.load(Ordering::SeqCst));
 }
 
@@ -250,10 +250,14 @@ async fn results_come_back_in_call_order_whatever_order_they_finish_in() {
         .map(|f| f.clone())
         .unwrap_or_default();
     assert_eq!(finished, ["fast", "mid", "slow"]);
-    let ids: Vec<&str> = report.observations.iter().map(|o| &*o.call_id).collect();
+    let ids: Vec<&str> = report
+        .observations()
+        .iter()
+        .map(|o| &*o.call_id())
+        .collect();
     assert_eq!(ids, ["slow", "fast", "mid"]);
     // Concurrent: the batch took as long as its slowest call, in virtual time.
-    assert_eq!(report.elapsed, Duration::from_millis(300));
+    assert_eq!(report.elapsed(), Duration::from_millis(300));
 }
 
 #[tokio::test(start_paused = true)]
@@ -270,7 +274,7 @@ async fn the_concurrency_cap_bounds_a_batch() {
         .map(|n| call(&format!("c{n}"), "sleepy", r#"{"label":"x","millis":100}"#))
         .collect();
     let report = runtime.execute(&Session::new("s"), calls).await;
-    assert_eq!(report.batches.len(), 1);
+    assert_eq!(report.batches().len(), 1);
     // Four 100 ms calls, two at a time: two rounds.
-    assert_eq!(report.elapsed, Duration::from_millis(200));
+    assert_eq!(report.elapsed(), Duration::from_millis(200));
 }

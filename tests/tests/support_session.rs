@@ -33,10 +33,10 @@ async fn run_transcript() -> Vec<TurnReport> {
             .into_iter()
             .map(|mut call| {
                 if let tool_runtime::Arguments::Json(text) = &mut call.arguments {
-                    for observation in reports.iter().flat_map(|report| &report.observations) {
-                        if let Some(artifact) = &observation.artifact {
+                    for observation in reports.iter().flat_map(|report| report.observations()) {
+                        if let Some(artifact) = &observation.artifact() {
                             *text = text.replace(
-                                &format!("$artifact_of:{}", observation.call_id),
+                                &format!("$artifact_of:{}", observation.call_id()),
                                 artifact,
                             );
                         }
@@ -51,7 +51,11 @@ async fn run_transcript() -> Vec<TurnReport> {
 }
 
 fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report.observations.iter().map(|o| o.error_kind()).collect()
+    report
+        .observations()
+        .iter()
+        .map(|o| o.error_kind())
+        .collect()
 }
 
 #[tokio::test(start_paused = true)]
@@ -81,9 +85,9 @@ async fn the_built_in_session_shows_each_behaviour() {
         ]
     );
     assert_eq!(kinds(&reports[3]), [Some("timeout"), None]);
-    assert!(reports[4].observations[0].truncated);
+    assert!(reports[4].observations()[0].truncated());
     assert_eq!(kinds(&reports[5]), [None, None]);
-    assert_eq!(reports[5].observations[1].redactions, 2);
+    assert_eq!(reports[5].observations()[1].redactions(), 2);
     assert_eq!(reports[6].schedule(), [vec!["call_19"]]);
-    assert!(!reports[6].batches[0].concurrent);
+    assert!(!reports[6].batches()[0].concurrent());
 }

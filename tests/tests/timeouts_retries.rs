@@ -86,7 +86,7 @@ async fn a_timeout_fires_drops_the_future_and_says_after_how_long() {
     let report = runtime
         .execute(&Session::new("s"), vec![ToolCall::new("t", "slow", "{}")])
         .await;
-    let observation = &report.observations[0];
+    let observation = &report.observations()[0];
     assert_eq!(observation.error_kind(), Some("timeout"));
     let error = observation
         .error()
@@ -98,13 +98,14 @@ async fn a_timeout_fires_drops_the_future_and_says_after_how_long() {
             Some(serde_json::json!({"timeout_ms": 1000}))
         ))
     );
-    assert_eq!(observation.elapsed, Duration::from_secs(1));
+    assert_eq!(observation.elapsed(), Duration::from_secs(1));
     assert!(
         runtime.deps().slow_dropped.load(Ordering::SeqCst),
         "the attempt's future was dropped"
     );
     assert_eq!(
-        observation.attempts, 1,
+        observation.attempts(),
+        1,
         "timeouts are not retried by default"
     );
 }
@@ -115,10 +116,13 @@ async fn timeouts_are_retried_only_when_configured() {
     let report = runtime
         .execute(&Session::new("s"), vec![ToolCall::new("t", "slow", "{}")])
         .await;
-    assert_eq!(report.observations[0].attempts, 4);
+    assert_eq!(report.observations()[0].attempts(), 4);
     assert_eq!(runtime.deps().slow_starts.load(Ordering::SeqCst), 4);
     // Four 1 s attempts and backoff of 100 + 200 + 400 ms.
-    assert_eq!(report.observations[0].elapsed, Duration::from_millis(4700));
+    assert_eq!(
+        report.observations()[0].elapsed(),
+        Duration::from_millis(4700)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -130,11 +134,11 @@ async fn transient_failures_are_retried_with_exponential_backoff() {
             vec![ToolCall::new("f", "flaky", r#"{"failures":2}"#)],
         )
         .await;
-    let observation = &report.observations[0];
+    let observation = &report.observations()[0];
     assert_eq!(observation.content(), Some("ok after 3 runs"));
-    assert_eq!(observation.attempts, 3);
+    assert_eq!(observation.attempts(), 3);
     assert_eq!(runtime.deps().flaky_runs.load(Ordering::SeqCst), 3);
-    assert_eq!(observation.elapsed, Duration::from_millis(100 + 200));
+    assert_eq!(observation.elapsed(), Duration::from_millis(100 + 200));
 }
 
 #[tokio::test(start_paused = true)]
@@ -146,10 +150,10 @@ async fn a_failure_that_stays_transient_stops_at_the_attempt_limit() {
             vec![ToolCall::new("d", "always_down", "{}")],
         )
         .await;
-    let observation = &report.observations[0];
+    let observation = &report.observations()[0];
     assert_eq!(observation.error_kind(), Some("execution_failed"));
     assert_eq!(observation.error().map(ToolError::is_retryable), Some(true));
-    assert_eq!(observation.attempts, 4);
+    assert_eq!(observation.attempts(), 4);
     assert_eq!(runtime.deps().down_runs.load(Ordering::SeqCst), 4);
 }
 
@@ -166,16 +170,16 @@ async fn business_errors_and_invalid_arguments_are_never_retried() {
         )
         .await;
     assert_eq!(
-        report.observations[0].error_kind(),
+        report.observations()[0].error_kind(),
         Some("execution_failed")
     );
-    assert_eq!(report.observations[0].attempts, 1);
+    assert_eq!(report.observations()[0].attempts(), 1);
     assert_eq!(runtime.deps().closed_runs.load(Ordering::SeqCst), 1);
     assert_eq!(
-        report.observations[1].error_kind(),
+        report.observations()[1].error_kind(),
         Some("invalid_arguments")
     );
-    assert_eq!(report.observations[1].attempts, 0);
+    assert_eq!(report.observations()[1].attempts(), 0);
     assert_eq!(runtime.deps().flaky_runs.load(Ordering::SeqCst), 0);
 }
 
@@ -188,7 +192,7 @@ async fn jittered_delays_stay_between_half_and_all_of_the_backoff() {
             vec![ToolCall::new("f", "flaky", r#"{"failures":1}"#)],
         )
         .await;
-    let elapsed = report.observations[0].elapsed;
+    let elapsed = report.observations()[0].elapsed();
     assert!(
         elapsed >= Duration::from_millis(500) && elapsed <= Duration::from_millis(1000),
         "{elapsed:?}"

@@ -85,16 +85,16 @@ fn a_turn_and_each_call_have_spans() {
             ToolCall::new("b", "price", r#"{"item":"gold"}"#),
         ],
     ));
-    assert_eq!(report.observations.len(), 2);
+    assert_eq!(report.observations().len(), 2);
     let log = log.0.lock().map(|log| log.clone()).unwrap_or_default();
     assert_eq!(
         log,
         [
             "tool_turn session=\"s-7\" calls=2",
-            "tool_call tool=price call_id=a batch=0",
-            "tool_call tool=price call_id=b batch=0",
+            "tool_call tool=price call_id=a depth=0 batch=0",
             "record outcome=\"success\"",
             "record elapsed_ms=_",
+            "tool_call tool=price call_id=b depth=0 batch=0",
             "record outcome=\"execution_failed\"",
             "record elapsed_ms=_",
         ]

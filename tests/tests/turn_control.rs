@@ -107,13 +107,13 @@ async fn observations_name_the_call_the_tool_and_its_version() {
         )
         .await;
     let identities: Vec<_> = report
-        .observations
+        .observations()
         .iter()
         .map(|observation| {
             (
-                observation.call_id.as_ref(),
-                observation.tool.as_ref(),
-                observation.tool_version.as_deref(),
+                observation.call_id(),
+                observation.tool(),
+                observation.tool_version(),
                 observation.error_kind(),
             )
         })
@@ -142,7 +142,7 @@ async fn a_tool_can_call_another_with_the_same_injection() {
         )
         .await;
     assert_eq!(
-        report.observations[0].content(),
+        report.observations()[0].content(),
         Some("11 (call c1 in session s-1)")
     );
 }
@@ -160,19 +160,23 @@ async fn nested_calls_are_planned_and_limited_like_the_model_s() {
         )
         .await;
     assert_eq!(
-        report.observations[0].error_kind(),
+        report.observations()[0].error_kind(),
         Some("call_depth_exceeded")
     );
     assert_eq!(
-        report.observations[0].error().map(|error| error.message()),
+        report.observations()[0]
+            .error()
+            .map(|error| error.message()),
         Some("tool `recurse` called `recurse` 5 levels deep; the limit is 4")
     );
     assert_eq!(
-        report.observations[1].error_kind(),
+        report.observations()[1].error_kind(),
         Some("invalid_arguments")
     );
     assert_eq!(
-        report.observations[1].error().map(|error| error.message()),
+        report.observations()[1]
+            .error()
+            .map(|error| error.message()),
         Some("unknown field `sku`, expected `item`")
     );
 }
@@ -199,9 +203,9 @@ async fn cancelling_a_turn_answers_every_pending_call() {
         )
         .await;
     let kinds: Vec<(&str, Option<&str>)> = report
-        .observations
+        .observations()
         .iter()
-        .map(|o| (&*o.call_id, o.error_kind()))
+        .map(|o| (&*o.call_id(), o.error_kind()))
         .collect();
     assert_eq!(
         kinds,
@@ -212,5 +216,5 @@ async fn cancelling_a_turn_answers_every_pending_call() {
             ("unknown", Some("unknown_tool")),
         ]
     );
-    assert_eq!(report.observations[0].content(), Some("10"));
+    assert_eq!(report.observations()[0].content(), Some("10"));
 }

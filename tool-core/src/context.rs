@@ -16,9 +16,14 @@ use crate::tool::{BoxFuture, ToolArgs, ToolOutput};
 pub type AnyDeps = dyn Any + Send + Sync;
 
 /// Which deps type a tool needs, for matching tools to a runtime.
+///
+/// Deps shared as `Arc<D>` serve tools typed to `D`: a runtime built with
+/// `Runtime::builder(Arc::new(deps))` runs the tools written for the deps themselves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DepsType {
     id: TypeId,
+    /// The id of `Arc<D>`, which serves the same tools.
+    shared_id: TypeId,
     name: &'static str,
 }
 
@@ -27,8 +32,15 @@ impl DepsType {
     pub fn of<D: Any + ?Sized>() -> Self {
         Self {
             id: TypeId::of::<D>(),
+            shared_id: TypeId::of::<Arc<D>>(),
             name: std::any::type_name::<D>(),
         }
+    }
+
+    /// Whether a context whose deps are `provided` can serve a tool that needs `self`: the
+    /// same type, or the same type shared as `Arc<D>`.
+    pub fn is_served_by(&self, provided: DepsType) -> bool {
+        self.id == provided.id || self.shared_id == provided.id
     }
 
     /// The type's name, for messages.
@@ -46,10 +58,12 @@ impl DepsType {
 ///
 /// Implemented by the runtime; a context built without one answers `call_tool` with an
 /// `internal` error.
+#[doc(hidden)]
 pub trait ToolInvoker: Send + Sync {
-    /// Plans and runs `tool` with `args` as a nested call of `parent`.
+    /// Plans and runs `tool` with `args` as a nested call of `parent`, through the same
+    /// layers as a call the model makes.
     fn invoke(
-        &self,
+        self: Arc<Self>,
         parent: &CallContext,
         tool: &str,
         args: serde_json::Value,
@@ -58,6 +72,7 @@ pub trait ToolInvoker: Send + Sync {
 
 /// What every call of one session shares: the deps, the session id and the way back into the
 /// runtime. Built once per turn (or session) and shared by each call's [`CallContext`].
+#[doc(hidden)]
 #[derive(Clone)]
 pub struct SessionContext {
     inner: Arc<SessionInner>,
@@ -106,6 +121,7 @@ impl SessionContext {
 }
 
 /// The contexts of the calls of one turn ([`SessionContext::turn`]).
+#[doc(hidden)]
 #[derive(Clone)]
 pub struct TurnContexts {
     info: Arc<TurnInfo>,
@@ -119,6 +135,9 @@ struct TurnInfo {
     text: String,
     /// Per call, where its id ends and where its tool name ends in `text`.
     ends: Vec<(usize, usize)>,
+    /// Orders the nested calls these calls make: a call that must run alone takes it for
+    /// writing, any other for reading. Costs nothing until a tool calls a tool.
+    nested: tokio::sync::RwLock<()>,
 }
 
 impl TurnContexts {
@@ -143,6 +162,7 @@ impl TurnContexts {
                 depth,
                 text,
                 ends,
+                nested: tokio::sync::RwLock::const_new(()),
             }),
         }
     }
@@ -272,14 +292,34 @@ impl CallContext {
         &self.session().inner.deps
     }
 
-    /// The deps as `D`, when they are a `D`.
+    /// The deps as `D`, when they are a `D` (or an `Arc<D>`).
     pub fn deps<D: Any + Send + Sync>(&self) -> Option<Arc<D>> {
-        Arc::clone(self.deps_any()).downcast::<D>().ok()
+        match Arc::clone(self.deps_any()).downcast::<D>() {
+            Ok(deps) => Some(deps),
+            Err(any) => any.downcast_ref::<Arc<D>>().map(Arc::clone),
+        }
+    }
+
+    /// A reference to the deps as `D`, when they are a `D` (or an `Arc<D>`).
+    fn deps_ref<D: Any + Send + Sync>(&self) -> Option<&D> {
+        let any = self.deps_any();
+        match any.downcast_ref::<D>() {
+            Some(deps) => Some(deps),
+            None => any.downcast_ref::<Arc<D>>().map(AsRef::as_ref),
+        }
     }
 
     /// The invoker for nested calls, when the runtime provided one.
+    #[doc(hidden)]
     pub fn invoker(&self) -> Option<&Arc<dyn ToolInvoker>> {
         self.session().inner.invoker.as_ref()
+    }
+
+    /// The lock that orders the nested calls this call (and the other calls of its turn)
+    /// make. Used by the runtime.
+    #[doc(hidden)]
+    pub fn nested_calls(&self) -> &tokio::sync::RwLock<()> {
+        &self.turn.nested
     }
 }
 
@@ -332,7 +372,7 @@ pub struct RunContext<D: ?Sized + Send + Sync + 'static = AnyDeps> {
 impl<D: Any + Send + Sync> RunContext<D> {
     /// The session's deps.
     pub fn deps(&self) -> &D {
-        match self.call.deps_any().downcast_ref::<D>() {
+        match self.call.deps_ref::<D>() {
             Some(deps) => deps,
             None => unreachable!("a RunContext<D> is only built for a call whose deps are a D"),
         }
@@ -397,7 +437,7 @@ impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
             ));
         };
         let args = args.into().into_value()?;
-        invoker.invoke(&self.call, tool, args).await
+        Arc::clone(invoker).invoke(&self.call, tool, args).await
     }
 }
 
@@ -408,7 +448,7 @@ impl<D: Any + Send + Sync> RunContext<D> {
     }
 
     fn from_owned_call(call: CallContext) -> Result<Self, ToolError> {
-        if call.deps_type().id() == TypeId::of::<D>() {
+        if DepsType::of::<D>().is_served_by(call.deps_type()) {
             Ok(Self {
                 call,
                 deps: PhantomData,

@@ -33,8 +33,13 @@ pub enum ErrorKind {
     /// The turn was cancelled before the call finished.
     Cancelled,
     /// The runtime could not provide what the tool needs (for example a context for other
-    /// deps). A configuration mistake, not the model's.
+    /// deps, or a timer). A configuration mistake, not the model's.
     Internal,
+    /// Tools called tools deeper than the runtime allows.
+    CallDepthExceeded,
+    /// A tool that runs alongside other calls (parallel-safe) tried to call a tool that must
+    /// run alone; the nested call did not run.
+    NestedCallRefused,
     /// A kind defined by a tool or a later layer, in `snake_case`.
     Custom(Cow<'static, str>),
 }
@@ -50,6 +55,8 @@ impl ErrorKind {
             ErrorKind::Panicked => "panicked",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Internal => "internal",
+            ErrorKind::CallDepthExceeded => "call_depth_exceeded",
+            ErrorKind::NestedCallRefused => "nested_call_refused",
             ErrorKind::Custom(kind) => kind,
         }
     }
@@ -64,7 +71,9 @@ impl fmt::Display for ErrorKind {
 /// Why a tool call failed, in a form the model can act on.
 ///
 /// A tool returns `Result<T, E>` where `E: Into<ToolError>`. Conversions exist from
-/// [`std::io::Error`] (timeouts and interrupted or reset connections are marked transient),
+/// [`std::io::Error`] (timeouts and interrupted or reset connections are marked transient:
+/// retried for read-only and idempotent tools only, since a reset connection may have carried
+/// out a write),
 /// [`serde_json::Error`], `String`, `&str` and `Box<dyn Error + Send + Sync>`; for your own
 /// error type, implement `From<YourError> for ToolError` and decide per variant whether the
 /// failure is worth retrying:
@@ -105,6 +114,7 @@ struct Inner {
     message: String,
     hint: Option<String>,
     retryable: bool,
+    safe_to_repeat: bool,
     details: Option<Value>,
     source: Option<Arc<dyn StdError + Send + Sync>>,
 }
@@ -117,6 +127,7 @@ impl ToolError {
             message: message.into(),
             hint: None,
             retryable: false,
+            safe_to_repeat: false,
             details: None,
             source: None,
         }))
@@ -128,9 +139,20 @@ impl ToolError {
     }
 
     /// The tool failed for a reason that may pass (overload, a dropped connection): the
-    /// runtime may retry it.
+    /// runtime retries it when the tool is read-only or declares `idempotent`. A write is
+    /// retried only when the failure is also [marked safe to repeat](ToolError::safe_to_repeat).
     pub fn transient(message: impl fmt::Display) -> Self {
         Self::failed(message).retryable(true)
+    }
+
+    /// Marks the failure transient and safe to repeat: nothing was done (the request was
+    /// refused before it took effect, say with HTTP 429 or 503), so even a tool that writes may
+    /// be run again. Only the tool can know this; no automatic conversion sets it.
+    #[must_use]
+    pub fn safe_to_repeat(mut self) -> Self {
+        self.0.retryable = true;
+        self.0.safe_to_repeat = true;
+        self
     }
 
     /// The arguments did not match the tool's parameters.
@@ -164,10 +186,12 @@ impl ToolError {
         self
     }
 
-    /// Marks whether retrying the same call could succeed.
+    /// Marks whether retrying the same call could succeed. Unmarking also clears
+    /// [`ToolError::safe_to_repeat`].
     #[must_use]
     pub fn retryable(mut self, retryable: bool) -> Self {
         self.0.retryable = retryable;
+        self.0.safe_to_repeat &= retryable;
         self
     }
 
@@ -196,6 +220,11 @@ impl ToolError {
     /// Whether retrying the same call could succeed (the tool marked the failure transient).
     pub fn is_retryable(&self) -> bool {
         self.0.retryable
+    }
+
+    /// Whether the tool marked the failure as safe to repeat: nothing was done.
+    pub fn is_safe_to_repeat(&self) -> bool {
+        self.0.safe_to_repeat
     }
 
     /// Structured details, when any.
@@ -241,6 +270,7 @@ impl PartialEq for ToolError {
             && self.0.message == other.0.message
             && self.0.hint == other.0.hint
             && self.0.retryable == other.0.retryable
+            && self.0.safe_to_repeat == other.0.safe_to_repeat
             && self.0.details == other.0.details
     }
 }

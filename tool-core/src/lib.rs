@@ -68,16 +68,18 @@ mod tool;
 #[doc(hidden)]
 pub mod __private;
 
+#[doc(hidden)]
 pub use args::parse_args;
-pub use context::{
-    AnyDeps, CallContext, DepsType, FromCallContext, RunContext, SessionContext, ToolInvoker,
-    TurnContexts,
-};
+pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext};
+#[doc(hidden)]
+pub use context::{SessionContext, ToolInvoker, TurnContexts};
 pub use error::{ErrorKind, ToolError};
 pub use page::{IsPage, Page, PageInfo};
+pub use registry::{Location, Registry, RegistryError, ToolDef, ToolList};
+#[doc(hidden)]
 pub use registry::{
-    Location, Lookup, Registry, RegistryError, ToolDef, ToolList, ToolRegistration,
-    inventory_tools, nearest_name, registered_tools,
+    Lookup, ToolRegistration, inventory_tools, inventory_tools_for_other_deps, nearest_name,
+    registered_tools,
 };
 pub use spec::{
     OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use crate::context::{CallContext, DepsType};
 use crate::error::{ErrorKind, ToolError};
 use crate::spec::{SourceLocation, ToolSpec};
-use crate::tool::{Tool, ToolArgs, ToolFuture, ToolOutput};
+use crate::tool::{Tool, ToolArgs, ToolFuture};
 
 /// One `#[tool]` function, collected at link time by `inventory`.
+#[doc(hidden)]
 pub struct ToolRegistration {
     tool: &'static dyn Tool,
 }
@@ -32,6 +33,7 @@ impl ToolRegistration {
 inventory::collect!(ToolRegistration);
 
 /// Every `#[tool]` function linked into the program, in no particular order.
+#[doc(hidden)]
 pub fn registered_tools() -> impl Iterator<Item = &'static dyn Tool> {
     inventory::iter::<ToolRegistration>
         .into_iter()
@@ -40,11 +42,28 @@ pub fn registered_tools() -> impl Iterator<Item = &'static dyn Tool> {
 
 /// Every `#[tool]` linked into the program that works with deps `D` (typed to `D`, or
 /// deps-agnostic), as shared handles.
+#[doc(hidden)]
 pub fn inventory_tools<D: Any + Send + Sync>() -> Vec<Arc<dyn Tool>> {
     let deps = DepsType::of::<D>();
     registered_tools()
-        .filter(|tool| tool.deps_type().is_none_or(|needed| needed == deps))
+        .filter(|tool| {
+            tool.deps_type()
+                .is_none_or(|needed| needed.is_served_by(deps))
+        })
         .map(static_tool)
+        .collect()
+}
+
+/// Every `#[tool]` linked into the program whose context needs deps other than `D`: the tools
+/// a runtime for `D` leaves out.
+#[doc(hidden)]
+pub fn inventory_tools_for_other_deps<D: Any + Send + Sync>() -> Vec<&'static dyn Tool> {
+    let deps = DepsType::of::<D>();
+    registered_tools()
+        .filter(|tool| {
+            tool.deps_type()
+                .is_some_and(|needed| !needed.is_served_by(deps))
+        })
         .collect()
 }
 
@@ -172,6 +191,7 @@ impl fmt::Display for Location {
 }
 
 /// A tool found by name ([`Registry::lookup`]).
+#[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct Lookup<'a> {
     /// The tool.
@@ -210,7 +230,7 @@ impl Registry {
         let deps = DepsType::of::<D>();
         let tools: Vec<_> = tools.into_iter().collect();
         for tool in &tools {
-            if let Some(needs) = tool.deps_type().filter(|needs| *needs != deps) {
+            if let Some(needs) = tool.deps_type().filter(|needs| !needs.is_served_by(deps)) {
                 return Err(RegistryError::DepsMismatch {
                     name: tool.spec().name().to_owned(),
                     location: Location(tool.spec().location()),
@@ -281,6 +301,7 @@ impl Registry {
     }
 
     /// The tool called `name`, with its name and version as shared strings.
+    #[doc(hidden)]
     pub fn lookup(&self, name: &str) -> Option<Lookup<'_>> {
         self.position(name).map(|index| Lookup {
             tool: &self.tools[index],
@@ -319,22 +340,8 @@ impl Registry {
         self.deps
     }
 
-    /// Calls the tool `name` with `args` and the context `call`.
-    ///
-    /// An unknown name is an `unknown_tool` error listing the available tools.
-    pub async fn invoke(
-        &self,
-        name: &str,
-        args: impl Into<ToolArgs<'_>>,
-        call: CallContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let Some(tool) = self.get(name) else {
-            return Err(self.unknown_tool(name));
-        };
-        tool.call(args.into(), &call).await
-    }
-
     /// The `unknown_tool` error for `name`: the available tools and the nearest match.
+    #[doc(hidden)]
     pub fn unknown_tool(&self, name: &str) -> ToolError {
         let available: Vec<&str> = self.names().collect();
         let nearest = nearest_name(name, &available);
@@ -359,6 +366,7 @@ impl fmt::Debug for Registry {
 
 /// The closest of `candidates` to `name`, when one is close enough to be a likely typo or a
 /// longer or shorter form of the same name (`lookup_order` for `lookup`).
+#[doc(hidden)]
 pub fn nearest_name<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let lowered = name.to_ascii_lowercase();
     candidates

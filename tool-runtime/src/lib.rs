@@ -25,8 +25,8 @@
 //!         ],
 //!     )
 //!     .await;
-//! assert_eq!(report.observations[0].content(), Some("5"));
-//! assert_eq!(report.observations[1].error_kind(), Some("unknown_tool"));
+//! assert_eq!(report.observations()[0].content(), Some("5"));
+//! assert_eq!(report.observations()[1].error_kind(), Some("unknown_tool"));
 //! # Ok::<(), tool_runtime::BuildError>(())
 //! # }).unwrap();
 //! ```
@@ -63,6 +63,7 @@
 mod artifact_tool;
 mod builder;
 mod call;
+mod call_path;
 mod dynamic;
 mod limits;
 mod nested;
@@ -71,7 +72,7 @@ pub mod output;
 mod plan;
 mod runtime;
 mod schedule;
-pub mod shells;
+mod shells;
 
 pub use artifact_tool::READ_ARTIFACT;
 pub use builder::{BuildError, RuntimeBuilder};

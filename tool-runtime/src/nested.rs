@@ -1,104 +1,124 @@
-//! Calls a tool makes through `RunContext::call_tool`: the same lookup, limits, preparation
-//! and shells as a call the model makes, one level deeper.
+//! Calls a tool makes through `RunContext::call_tool`: planned and run on the same path as a
+//! call the model makes (the same lookup, limits, validation, shells, output redaction and
+//! span), one level deeper.
+//!
+//! Nested calls obey the scheduler's rule. A tool that runs alongside other calls (it is
+//! parallel-safe) may only call parallel-safe tools: a call of a tool that must run alone is
+//! refused with `nested_call_refused`, so it never overlaps the other calls of the batch. A
+//! tool that runs alone may call any tool; its nested calls are ordered among themselves as
+//! the scheduler orders a turn: parallel-safe ones may overlap, any other runs alone.
 
 use std::any::Any;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::{CallContext, Tool, ToolError, ToolFuture, ToolInvoker, ToolOutput};
+use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
+use tracing::Instrument;
 
 use crate::call::Arguments;
-use crate::limits;
-use crate::plan::with_schema_fragment;
+use crate::call_path::{call_span, record_end, redact_error};
+use crate::plan::{CallRef, PlannedContext};
 use crate::runtime::Shared;
-use crate::shells::{self, FirstAttempt, RetryPolicy, contain};
 
 impl<D: Any + Send + Sync> ToolInvoker for Shared<D> {
     fn invoke(
-        &self,
+        self: Arc<Self>,
         parent: &CallContext,
         tool_name: &str,
         args: Value,
     ) -> tool_core::BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        let prepared = self.prepare_nested(parent, tool_name, args);
+        let parent = parent.clone();
+        let tool_name = tool_name.to_owned();
         Box::pin(async move {
-            let (future_parts, policy) = prepared?;
-            let NestedCall {
-                tool,
-                context,
-                arguments,
-                timeout,
-                first,
-            } = future_parts;
-            let outcome = shells::run(&policy, timeout, FirstAttempt::Fresh(first), |_| {
-                prepare_again(tool.as_ref(), &arguments, &context)
-            })
-            .await;
-            outcome.result
+            self.run_nested(&parent, &tool_name, Arguments::Value(args))
+                .await
         })
     }
 }
 
-struct NestedCall {
-    tool: Arc<dyn Tool>,
-    context: CallContext,
-    arguments: Arguments,
-    timeout: Option<Duration>,
-    first: ToolFuture,
-}
-
 impl<D: Any + Send + Sync> Shared<D> {
-    /// Plans a call a tool makes through `RunContext::call_tool`: the same lookup, limits and
-    /// preparation as a call the model makes, one level deeper.
-    fn prepare_nested(
+    async fn run_nested(
         &self,
         parent: &CallContext,
         tool_name: &str,
-        args: Value,
-    ) -> Result<(NestedCall, RetryPolicy), ToolError> {
-        if parent.depth() >= self.limits.max_call_depth {
-            return Err(ToolError::custom(
-                "call_depth_exceeded",
+        arguments: Arguments,
+    ) -> Result<ToolOutput, ToolError> {
+        let depth = parent.depth() + 1;
+        if depth > self.limits.max_call_depth {
+            return Err(ToolError::new(
+                ErrorKind::CallDepthExceeded,
                 format!(
-                    "tool `{}` called `{tool_name}` {} levels deep; the limit is {}",
+                    "tool `{}` called `{tool_name}` {depth} levels deep; the limit is {}",
                     parent.tool_name(),
-                    parent.depth() + 1,
                     self.limits.max_call_depth
                 ),
-            ));
+            )
+            .with_hint("do the work in fewer nested calls"));
         }
-        let Some(tool) = self.registry.get(tool_name) else {
-            return Err(self.registry.unknown_tool(tool_name));
+        let call_id: Arc<str> = Arc::from(format!("{}/{tool_name}", parent.call_id()));
+        let call = CallRef {
+            index: 0,
+            id: &call_id,
+            name: tool_name,
+            arguments: &arguments,
         };
-        let tool = Arc::clone(tool);
-        let arguments = Arguments::Value(args);
-        limits::check_arguments(&arguments, &self.limits)?;
-        let context = parent.nested(format!("{}/{tool_name}", parent.call_id()), tool_name);
-        let first = contain::prepare(|| tool.prepare(arguments.as_tool_args(), &context))
-            .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
-        let timeout = tool.spec().timeout().or(self.limits.default_timeout);
-        Ok((
-            NestedCall {
-                tool,
-                context,
-                arguments,
-                timeout,
-                first,
-            },
-            self.retry.clone(),
-        ))
-    }
-}
+        let context =
+            |_: &dyn tool_core::Tool| PlannedContext::Own(parent.nested(&*call_id, tool_name));
+        let (planned, first) = self.plan(call, context).map_err(|error| {
+            tracing::info!(tool = %tool_name, call_id = %call_id, kind = %error.kind(), "nested call rejected while planning");
+            redact_error(error, &self.redactor).0
+        })?;
 
-/// A fresh attempt of a call whose arguments already passed once.
-pub(crate) fn prepare_again(
-    tool: &dyn Tool,
-    arguments: &Arguments,
-    context: &CallContext,
-) -> ToolFuture {
-    match contain::prepare(|| tool.prepare(arguments.as_tool_args(), context)) {
-        Ok(future) => future,
-        Err(error) => Box::pin(std::future::ready(Err(error))),
+        // The scheduler's rule, for calls a tool makes.
+        let parent_alone = self
+            .registry
+            .get(parent.tool_name())
+            .is_some_and(|tool| !tool.spec().execution().parallel_safe());
+        let alone = !planned.parallel_safe() || !planned.tool.spec().resource_list().is_empty();
+        if !planned.parallel_safe() && !parent_alone {
+            return Err(ToolError::new(
+                ErrorKind::NestedCallRefused,
+                format!(
+                    "tool `{}` runs alongside other calls and cannot call `{tool_name}`, which must run alone",
+                    parent.tool_name()
+                ),
+            )
+            .with_hint(format!("call `{tool_name}` directly, not through another tool")));
+        }
+
+        let span = call_span(&planned, depth, None);
+        async {
+            let order = parent.nested_calls();
+            let _turn = if alone {
+                Ok(order.write().await)
+            } else {
+                Err(order.read().await)
+            };
+            let ended = self.run_call(&planned, first, None).await;
+            let elapsed = ended.elapsed;
+            // The output policy's redaction, on the JSON the calling tool reads. Cutting and
+            // page notices shape text for a model's context: they apply when the calling tool's
+            // own output reaches the model.
+            let result = match ended.result {
+                Ok(output) => {
+                    let (json, count) = self.redactor.redact(output.json());
+                    if count == 0 {
+                        Ok(output)
+                    } else {
+                        let redacted = ToolOutput::from_json(json.into_owned());
+                        Ok(match output.page() {
+                            Some(page) => redacted.with_page(page.clone()),
+                            None => redacted,
+                        })
+                    }
+                }
+                Err(error) => Err(redact_error(error, &self.redactor).0),
+            };
+            let kind = result.as_ref().err().map(|error| error.kind().as_str());
+            record_end(&tracing::Span::current(), kind, elapsed);
+            result
+        }
+        .instrument(span)
+        .await
     }
 }

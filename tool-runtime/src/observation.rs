@@ -8,6 +8,7 @@ use tool_core::{PageInfo, ToolError};
 
 /// How one call ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {
     /// The tool succeeded; `content` is what the model reads (redacted, truncated with a
@@ -25,36 +26,37 @@ pub enum Outcome {
 
 /// The answer to one call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Observation {
     /// The id of the call this answers.
-    pub call_id: Arc<str>,
+    pub(crate) call_id: Arc<str>,
     /// The tool the model named.
-    pub tool: Arc<str>,
+    pub(crate) tool: Arc<str>,
     /// The tool's version, when it declares one (and the tool exists).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_version: Option<Arc<str>>,
+    pub(crate) tool_version: Option<Arc<str>>,
     /// Success or error.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     /// Whether the content was cut to fit the output limit.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// How many secrets were redacted from the content.
-    pub redactions: u32,
+    pub(crate) redactions: u32,
     /// The id under which the full output was kept, when it was cut.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub artifact: Option<String>,
+    pub(crate) artifact: Option<String>,
     /// Page metadata, for a pagination tool.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub page: Option<Box<PageInfo>>,
+    pub(crate) page: Option<Box<PageInfo>>,
     /// Time from the start of the call to its answer (all attempts and backoff included). For
     /// calls answered at their first poll, the time their batch took to start them: one clock
     /// reading serves them all, so it is an upper bound, within microseconds.
     #[serde(rename = "elapsed_ms", serialize_with = "millis")]
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
     /// How many times the tool ran (0 when the call was rejected before running).
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// The batch the call ran in, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub batch: Option<u32>,
+    pub(crate) batch: Option<u32>,
 }
 
 fn millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
@@ -62,6 +64,61 @@ fn millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S:
 }
 
 impl Observation {
+    /// The id of the call this answers.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The tool the model named.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The tool's version, when it declares one (and the tool exists).
+    pub fn tool_version(&self) -> Option<&str> {
+        self.tool_version.as_deref()
+    }
+
+    /// Success or error.
+    pub fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+
+    /// Whether the content was cut to fit the output limit.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// How many secrets were redacted from what the model receives.
+    pub fn redactions(&self) -> u32 {
+        self.redactions
+    }
+
+    /// The id under which the full output was kept, when it was cut.
+    pub fn artifact(&self) -> Option<&str> {
+        self.artifact.as_deref()
+    }
+
+    /// Page metadata, for a pagination tool.
+    pub fn page(&self) -> Option<&PageInfo> {
+        self.page.as_deref()
+    }
+
+    /// Time from the start of the call to its answer, all attempts and backoff included.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// How many times the tool ran (0 when the call was answered before running).
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The batch the call ran in, when it ran.
+    pub fn batch(&self) -> Option<usize> {
+        self.batch.map(|batch| batch as usize)
+    }
+
     /// Whether the call succeeded.
     pub fn is_success(&self) -> bool {
         matches!(self.outcome, Outcome::Success { .. })
@@ -102,30 +159,66 @@ impl Observation {
 
 /// Calls that ran together.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Batch {
     /// The batch's position in the turn.
-    pub index: usize,
+    pub(crate) index: usize,
     /// The positions of its calls in the turn (and of their observations in the report), in
     /// call order.
-    pub calls: Vec<usize>,
+    pub(crate) calls: Vec<usize>,
     /// Whether its calls ran concurrently (a batch of parallel-safe calls) or it is one
     /// serial call.
-    pub concurrent: bool,
+    pub(crate) concurrent: bool,
 }
 
 /// Everything a turn produced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TurnReport {
     /// One observation per call, in the order the model issued the calls.
-    pub observations: Vec<Observation>,
+    pub(crate) observations: Vec<Observation>,
     /// Which calls ran together, in order. Calls rejected while planning are in no batch.
-    pub batches: Vec<Batch>,
+    pub(crate) batches: Vec<Batch>,
     /// Wall time of the whole turn.
     #[serde(rename = "elapsed_ms", serialize_with = "millis")]
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
+}
+
+impl Batch {
+    /// The batch's position in the turn.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The positions of its calls in the turn (and of their observations in the report), in
+    /// call order.
+    pub fn calls(&self) -> &[usize] {
+        &self.calls
+    }
+
+    /// Whether its calls ran concurrently (a batch of parallel-safe calls) or it is one
+    /// serial call.
+    pub fn concurrent(&self) -> bool {
+        self.concurrent
+    }
 }
 
 impl TurnReport {
+    /// One observation per call, in the order the model issued the calls.
+    pub fn observations(&self) -> &[Observation] {
+        &self.observations
+    }
+
+    /// Which calls ran together, in order. Calls answered while planning are in no batch.
+    pub fn batches(&self) -> &[Batch] {
+        &self.batches
+    }
+
+    /// Wall time of the whole turn.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
     /// The observation answering `call_id`.
     pub fn get(&self, call_id: &str) -> Option<&Observation> {
         self.observations

@@ -6,11 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::{
-    CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker, TurnContexts,
-};
+use tool_core::{CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
 
-use crate::call::{Session, ToolCall};
+use crate::call::{Arguments, Session, ToolCall};
 use crate::limits::{self, Limits};
 use crate::runtime::Shared;
 use crate::shells::contain;
@@ -19,8 +17,10 @@ use crate::shells::contain;
 /// prepared first attempt travels beside it (a future is not `Sync`; this is shared while the
 /// call runs).
 pub(crate) struct Planned<'a> {
+    /// The call's position in its turn (0 for a nested call).
     pub(crate) index: usize,
-    pub(crate) call: &'a ToolCall,
+    pub(crate) call_id: &'a Arc<str>,
+    pub(crate) arguments: &'a Arguments,
     pub(crate) tool: &'a dyn Tool,
     /// The tool's name, shared with the observation.
     pub(crate) name: &'a Arc<str>,
@@ -36,6 +36,25 @@ pub(crate) enum PlannedContext<'a> {
     Shared(&'a CallContext),
 }
 
+/// What a call is, before it is planned.
+pub(crate) struct CallRef<'a> {
+    pub(crate) index: usize,
+    pub(crate) id: &'a Arc<str>,
+    pub(crate) name: &'a str,
+    pub(crate) arguments: &'a Arguments,
+}
+
+impl<'a> CallRef<'a> {
+    pub(crate) fn of(index: usize, call: &'a ToolCall) -> Self {
+        Self {
+            index,
+            id: &call.id,
+            name: &call.name,
+            arguments: &call.arguments,
+        }
+    }
+}
+
 impl Planned<'_> {
     /// The call's timeout: the tool's own, or the runtime's default.
     pub(crate) fn timeout(&self, limits: &Limits) -> Option<Duration> {
@@ -49,6 +68,29 @@ impl Planned<'_> {
             .output()
             .max_chars
             .unwrap_or(limits.max_output_chars)
+    }
+
+    /// Whether the tool may run again after a transient failure: it is read-only or declares
+    /// `idempotent`.
+    pub(crate) fn repeatable(&self) -> bool {
+        let spec = self.tool.spec();
+        spec.execution().read_only || spec.hints().idempotent
+    }
+
+    /// Whether the call may run alongside other calls.
+    pub(crate) fn parallel_safe(&self) -> bool {
+        self.tool.spec().execution().parallel_safe()
+    }
+
+    /// A fresh attempt of the call: its arguments already passed once.
+    pub(crate) fn prepare_again(&self) -> ToolFuture {
+        match contain::prepare(|| {
+            self.tool
+                .prepare(self.arguments.as_tool_args(), self.context.get())
+        }) {
+            Ok(future) => future,
+            Err(error) => Box::pin(std::future::ready(Err(error))),
+        }
     }
 }
 
@@ -71,29 +113,26 @@ impl<D: Any + Send + Sync> Shared<D> {
         )
     }
 
-    /// Plans call `index` of a turn. An error is the call's answer: it runs in no batch.
+    /// Plans one call, top-level or nested: look the tool up, check the argument limits, parse
+    /// and validate the arguments. `context` gives the call its context once the tool is known.
+    /// An error is the call's answer: it runs in no batch.
     pub(crate) fn plan<'a>(
         &'a self,
-        contexts: &TurnContexts,
-        anonymous: &'a CallContext,
-        index: usize,
-        call: &'a ToolCall,
+        call: CallRef<'a>,
+        context: impl FnOnce(&dyn Tool) -> PlannedContext<'a>,
     ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
-        let Some(found) = self.registry.lookup(&call.name) else {
-            return Err(self.registry.unknown_tool(&call.name));
+        let Some(found) = self.registry.lookup(call.name) else {
+            return Err(self.registry.unknown_tool(call.name));
         };
         let tool = found.tool.as_ref();
-        limits::check_arguments(&call.arguments, &self.limits)?;
-        let own = tool.takes_context().then(|| contexts.call(index)).flatten();
-        let context = match own {
-            Some(context) => PlannedContext::Own(context),
-            None => PlannedContext::Shared(anonymous),
-        };
+        limits::check_arguments(call.arguments, &self.limits)?;
+        let context = context(tool);
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
             .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
         let plan = Planned {
-            index,
-            call,
+            index: call.index,
+            call_id: call.id,
+            arguments: call.arguments,
             name: found.name,
             version: found.version,
             context,

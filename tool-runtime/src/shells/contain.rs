@@ -1,66 +1,92 @@
 //! The contain shell: a panic in a tool becomes a `panicked` error for that call only; the
-//! other calls of the batch and the runtime go on.
+//! other calls of the batch and the runtime go on. A tool is contained while it is prepared,
+//! while it is polled and while it is dropped (a timeout or a cancellation drops it).
 
 use std::any::Any;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use futures::FutureExt;
-use tool_core::{ErrorKind, ToolError, ToolOutput};
+use tool_core::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
-/// A tool panicked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the tool panicked: {message}")]
-pub struct Panicked {
-    /// The panic's message, when it had one.
-    pub message: String,
+/// The `panicked` error for a panic payload. The payload is dropped here, contained too: a
+/// payload whose own `Drop` panics is leaked rather than allowed to unwind further.
+pub(crate) fn panicked(payload: Box<dyn Any + Send>) -> ToolError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|message| (*message).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned());
+    drop_contained(payload);
+    ToolError::new(ErrorKind::Panicked, format!("the tool panicked: {message}"))
+        .with_hint("this is a bug in the tool; do not retry the same call")
 }
 
-impl Panicked {
-    /// Reads the message out of a panic payload.
-    pub fn from_payload(payload: &(dyn Any + Send)) -> Self {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|message| (*message).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".to_owned());
-        Self { message }
+/// Drops `value`, catching a panic in its `Drop`. The payload of such a panic is leaked: its
+/// own `Drop` could panic again.
+fn drop_contained<T>(value: T) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(value))) {
+        std::mem::forget(payload);
     }
 }
 
-impl From<Panicked> for ToolError {
-    fn from(panicked: Panicked) -> Self {
-        ToolError::new(ErrorKind::Panicked, panicked.to_string())
-            .with_hint("this is a bug in the tool; do not retry the same call")
-    }
-}
-
-/// Polls `future`, turning a panic into a `panicked` error.
+/// A tool's future, polled and dropped with panics caught.
 ///
 /// The tool's state is dropped after a panic and never observed again, so asserting unwind
 /// safety is sound here.
-pub async fn run<Fut>(future: Fut) -> Result<ToolOutput, ToolError>
-where
-    Fut: Future<Output = Result<ToolOutput, ToolError>>,
-{
-    match AssertUnwindSafe(future).catch_unwind().await {
-        Ok(result) => result,
-        Err(payload) => Err(Panicked::from_payload(payload.as_ref()).into()),
+pub(crate) struct Contained {
+    future: Option<ToolFuture>,
+}
+
+impl Contained {
+    pub(crate) fn new(future: ToolFuture) -> Self {
+        Self {
+            future: Some(future),
+        }
     }
 }
 
-/// Polls `future` once, turning a panic into a `panicked` error.
-pub fn poll_once(
-    future: &mut tool_core::ToolFuture,
-    cx: &mut std::task::Context<'_>,
-) -> std::task::Poll<Result<ToolOutput, ToolError>> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))).unwrap_or_else(
-        |payload| std::task::Poll::Ready(Err(Panicked::from_payload(payload.as_ref()).into())),
-    )
+impl Future for Contained {
+    type Output = Result<ToolOutput, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(future) = self.future.as_mut() else {
+            return Poll::Ready(Err(ToolError::new(
+                ErrorKind::Internal,
+                "the tool was polled after it finished",
+            )));
+        };
+        let poll = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)));
+        match poll {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(result)) => {
+                self.drop_future();
+                Poll::Ready(result)
+            }
+            Err(payload) => {
+                self.drop_future();
+                Poll::Ready(Err(panicked(payload)))
+            }
+        }
+    }
+}
+
+impl Contained {
+    fn drop_future(&mut self) {
+        if let Some(future) = self.future.take() {
+            drop_contained(future);
+        }
+    }
+}
+
+impl Drop for Contained {
+    fn drop(&mut self) {
+        self.drop_future();
+    }
 }
 
 /// Calls `prepare`, turning a panic (in a parameter's `Deserialize`, say) into an error.
-pub fn prepare<T>(prepare: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
-    std::panic::catch_unwind(AssertUnwindSafe(prepare))
-        .unwrap_or_else(|payload| Err(Panicked::from_payload(payload.as_ref()).into()))
+pub(crate) fn prepare<T>(prepare: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
+    catch_unwind(AssertUnwindSafe(prepare)).unwrap_or_else(|payload| Err(panicked(payload)))
 }

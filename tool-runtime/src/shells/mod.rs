@@ -1,21 +1,26 @@
-//! The shells a call runs through, outermost first (DESIGN.md decision 9):
+//! The shells a call runs through once it is cleared to run, outermost first (DESIGN.md
+//! decision 9):
 //!
 //! ```text
-//! approval -> idempotency -> retry -> timeout -> contain -> the tool
+//! retry -> timeout -> contain -> the tool
 //! ```
 //!
-//! - [`retry`] runs the call again, with exponential backoff and jitter, only when the tool
-//!   marked its failure transient;
-//! - [`timeout`] gives each attempt its time and drops the attempt's future when it is up;
-//! - [`contain`] turns a panic in the tool into a `panicked` error.
+//! - [`retry`](RetryPolicy) runs the call again, with exponential backoff and jitter, only
+//!   when repeating it is safe: the failure is transient and the tool is read-only or declares
+//!   `idempotent`, or the tool marked the failure [safe to
+//!   repeat](tool_core::ToolError::safe_to_repeat) (nothing was done). An automatic conversion
+//!   (an I/O error) never makes a write retryable;
+//! - `timeout` gives each attempt its own time, counted from that attempt's start, and drops
+//!   the attempt's future when it is up;
+//! - `contain` turns a panic in the tool (while it is polled, or dropped) into a `panicked`
+//!   error.
 //!
-//! Approval and idempotency wrap these from the outside, so a denied call never reaches the
-//! idempotency cache and a cached success is never retried. [`run`] stacks the shells in this
-//! order; each shell is its own module with its own error and docs.
+//! A shell with nothing to do costs nothing: an attempt that finishes on its first poll never
+//! starts a timer, and a call that succeeds never touches the retry state.
 
-pub mod contain;
-pub mod retry;
-pub mod timeout;
+pub(crate) mod contain;
+pub(crate) mod retry;
+pub(crate) mod timeout;
 
 use std::time::Duration;
 
@@ -24,72 +29,36 @@ use tool_core::{ToolError, ToolFuture, ToolOutput};
 
 pub use retry::RetryPolicy;
 
-/// What came out of the shells: the result and how many attempts it took.
-#[derive(Debug)]
-pub struct ShellResult {
-    /// The last attempt's result.
-    pub result: Result<ToolOutput, ToolError>,
-    /// How many attempts ran.
-    pub attempts: u32,
-}
-
-/// Where the first attempt stands when the shells take it over. The runtime polls a tool
-/// once before building the shells, because most tools answer on their first poll and need
-/// no timer, no retry and no allocation for either.
-pub enum FirstAttempt {
-    /// Not started yet.
-    Fresh(ToolFuture),
-    /// Started at `started` and still running.
-    Running {
-        /// The attempt's future, already polled.
-        future: ToolFuture,
-        /// When it started: its timeout counts from then.
-        started: Instant,
-    },
-    /// Finished (with a failure worth retrying, or the shells would not be needed).
-    Finished(Result<ToolOutput, ToolError>),
-}
-
-impl std::fmt::Debug for FirstAttempt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FirstAttempt::Fresh(_) => f.write_str("Fresh"),
-            FirstAttempt::Running { started, .. } => f
-                .debug_struct("Running")
-                .field("started", started)
-                .finish_non_exhaustive(),
-            FirstAttempt::Finished(result) => f.debug_tuple("Finished").field(result).finish(),
-        }
-    }
+/// What the shells need to know of a call.
+pub(crate) struct CallShells<'a> {
+    pub(crate) retry: &'a RetryPolicy,
+    /// Whether the tool may run again after a transient failure: it is read-only or declares
+    /// `idempotent`.
+    pub(crate) repeatable: bool,
+    pub(crate) timeout: Option<Duration>,
 }
 
 /// Runs a call through retry, timeout and contain, in that order (outermost first).
 ///
-/// `first` is the first attempt; `again(n)` prepares a fresh attempt `n` (2, 3, ...).
-pub async fn run<F>(
-    policy: &RetryPolicy,
-    limit: Option<Duration>,
-    first: FirstAttempt,
-    mut again: F,
-) -> ShellResult
+/// `first` is the first attempt, started at `started`; `again()` prepares a fresh attempt.
+/// Returns the last attempt's result and how many attempts ran.
+pub(crate) async fn run<F>(
+    shells: &CallShells<'_>,
+    first: ToolFuture,
+    started: Instant,
+    again: F,
+) -> (Result<ToolOutput, ToolError>, u32)
 where
-    F: FnMut(u32) -> ToolFuture,
+    F: FnMut() -> ToolFuture,
 {
-    let mut first = Some(first);
-    retry::run(policy, |number| {
-        let attempt = first
-            .take()
-            .unwrap_or_else(|| FirstAttempt::Fresh(again(number)));
-        async move {
-            // An attempt's time counts from when it started.
-            let (future, started) = match attempt {
-                FirstAttempt::Fresh(future) => (future, Instant::now()),
-                FirstAttempt::Running { future, started } => (future, started),
-                FirstAttempt::Finished(result) => return result,
-            };
-            let deadline = limit.map(|limit| (started + limit, limit));
-            timeout::run_until(deadline, contain::run(future)).await
-        }
+    let mut first = Some((first, started));
+    let mut again = again;
+    retry::run(shells.retry, shells.repeatable, || {
+        let (future, started) = match first.take() {
+            Some(first) => first,
+            None => (again(), Instant::now()),
+        };
+        timeout::run(shells.timeout, started, contain::Contained::new(future))
     })
     .await
 }

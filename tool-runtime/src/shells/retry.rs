@@ -1,14 +1,18 @@
-//! The retry shell: a failure the tool marked transient is retried with exponential backoff
-//! and jitter; anything else (invalid arguments, business errors, panics, timeouts unless
-//! configured) is answered at once.
+//! The retry shell: a failure is retried, with exponential backoff and jitter, only when
+//! repeating the call is safe. That is, the failure is transient ([`ToolError::transient`],
+//! or an I/O error such as a reset connection) and the tool is read-only or declares
+//! `idempotent`; or the tool itself marked the failure [safe to
+//! repeat](ToolError::safe_to_repeat), because nothing was done. A write that failed with a
+//! reset connection may have been carried out: it is answered, never repeated. Anything else
+//! (invalid arguments, business errors, panics, timeouts unless configured) is answered at
+//! once.
 
 use std::future::Future;
 use std::time::Duration;
 
 use rand::Rng;
+use tokio::time::Instant;
 use tool_core::{ErrorKind, ToolError, ToolOutput};
-
-use super::ShellResult;
 
 /// How transient failures are retried.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,12 +98,16 @@ impl RetryPolicy {
         self
     }
 
-    /// The delay before attempt `attempt + 1`, without jitter.
+    /// The delay before attempt `attempt + 1`, without jitter: never more than
+    /// [`RetryPolicy::max_delay`], whatever the multiplier (a huge or non-finite one included).
     pub fn base_delay(&self, attempt: u32) -> Duration {
         let exponent = i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX);
+        // `max` also turns a NaN multiplier into 1.
         let factor = self.multiplier.max(1.0).powi(exponent);
-        let millis = self.initial_delay.as_secs_f64() * factor;
-        Duration::from_secs_f64(millis.min(self.max_delay.as_secs_f64()))
+        let seconds = self.initial_delay.as_secs_f64() * factor;
+        Duration::try_from_secs_f64(seconds)
+            .unwrap_or(self.max_delay)
+            .min(self.max_delay)
     }
 
     fn delay(&self, attempt: u32) -> Duration {
@@ -107,40 +115,57 @@ impl RetryPolicy {
         if !self.jitter || base.is_zero() {
             return base;
         }
-        base.mul_f64(rand::rng().random_range(0.5..=1.0))
+        let share = rand::rng().random_range(0.5..=1.0);
+        Duration::try_from_secs_f64(base.as_secs_f64() * share)
+            .unwrap_or(base)
+            .min(base)
     }
 
-    /// Whether `error` is worth another attempt.
-    pub fn should_retry(&self, error: &ToolError) -> bool {
+    /// Whether `error`, from a tool that is `repeatable` (read-only or `idempotent`) or not, is
+    /// worth another attempt.
+    pub(crate) fn should_retry(&self, error: &ToolError, repeatable: bool) -> bool {
+        let safe = repeatable || error.is_safe_to_repeat();
         match error.kind() {
-            ErrorKind::Timeout => self.retry_timeouts,
-            ErrorKind::ExecutionFailed | ErrorKind::Custom(_) => error.is_retryable(),
+            // A write that timed out may have been carried out.
+            ErrorKind::Timeout => self.retry_timeouts && repeatable,
+            ErrorKind::ExecutionFailed | ErrorKind::Custom(_) => error.is_retryable() && safe,
             _ => false,
         }
     }
 }
 
-/// Runs `attempt(1)`, `attempt(2)`, ... while the failure is transient and attempts remain.
-pub async fn run<F, Fut>(policy: &RetryPolicy, mut attempt: F) -> ShellResult
+/// Runs `attempt()` again while the failure is worth another attempt and attempts remain.
+/// Returns the last result and how many attempts ran.
+pub(crate) async fn run<F, Fut>(
+    policy: &RetryPolicy,
+    repeatable: bool,
+    mut attempt: F,
+) -> (Result<ToolOutput, ToolError>, u32)
 where
-    F: FnMut(u32) -> Fut,
+    F: FnMut() -> Fut,
     Fut: Future<Output = Result<ToolOutput, ToolError>>,
 {
     let mut number = 1;
     loop {
-        let result = attempt(number).await;
+        let result = attempt().await;
         match result {
-            Err(error) if number < policy.max_attempts && policy.should_retry(&error) => {
+            Err(error)
+                if number < policy.max_attempts && policy.should_retry(&error, repeatable) =>
+            {
                 tracing::debug!(attempt = number, error = %error, "transient failure; retrying");
-                tokio::time::sleep(policy.delay(number)).await;
+                let backoff = Instant::now()
+                    .checked_add(policy.delay(number))
+                    .ok_or(())
+                    .and_then(|deadline| super::timeout::timer(deadline).map_err(|_| ()));
+                match backoff {
+                    Ok(timer) => timer.await,
+                    // No timer: the failure is the answer (the error says what was needed
+                    // only when the call itself waits).
+                    Err(()) => return (Err(error), number),
+                }
                 number += 1;
             }
-            result => {
-                return ShellResult {
-                    result,
-                    attempts: number,
-                };
-            }
+            result => return (result, number),
         }
     }
 }
@@ -171,14 +196,44 @@ mod tests {
     #[test]
     fn only_transient_failures_are_retried() {
         let policy = RetryPolicy::default();
-        assert!(policy.should_retry(&ToolError::transient("overloaded")));
-        assert!(!policy.should_retry(&ToolError::failed("order is closed")));
-        assert!(!policy.should_retry(&ToolError::invalid_arguments("bad").retryable(true)));
-        assert!(!policy.should_retry(&ToolError::new(ErrorKind::Timeout, "slow")));
+        assert!(policy.should_retry(&ToolError::transient("overloaded"), true));
+        assert!(!policy.should_retry(&ToolError::failed("order is closed"), true));
+        assert!(!policy.should_retry(&ToolError::invalid_arguments("bad").retryable(true), true));
+        assert!(!policy.should_retry(&ToolError::new(ErrorKind::Timeout, "slow"), true));
         assert!(
             policy
+                .clone()
                 .with_retry_timeouts(true)
-                .should_retry(&ToolError::new(ErrorKind::Timeout, "slow"))
+                .should_retry(&ToolError::new(ErrorKind::Timeout, "slow"), true)
         );
+    }
+
+    #[test]
+    fn a_write_is_retried_only_when_the_failure_is_safe_to_repeat() {
+        let policy = RetryPolicy::default().with_retry_timeouts(true);
+        let reset = ToolError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(policy.should_retry(&reset, true));
+        assert!(!policy.should_retry(&reset, false));
+        assert!(!policy.should_retry(&ToolError::transient("overloaded"), false));
+        assert!(policy.should_retry(&ToolError::transient("429").safe_to_repeat(), false));
+        assert!(!policy.should_retry(&ToolError::new(ErrorKind::Timeout, "slow"), false));
+    }
+
+    #[test]
+    fn delays_never_overflow() {
+        for multiplier in [1e300, f64::INFINITY, f64::NAN, -3.0] {
+            let policy = RetryPolicy::attempts(40)
+                .with_multiplier(multiplier)
+                .with_max_delay(Duration::from_secs(5))
+                .with_jitter(false);
+            for attempt in 1..40 {
+                assert!(policy.delay(attempt) <= Duration::from_secs(5));
+            }
+        }
+        let unbounded = RetryPolicy::attempts(3)
+            .with_multiplier(1e300)
+            .with_max_delay(Duration::MAX)
+            .with_jitter(true);
+        assert!(unbounded.delay(5) <= Duration::MAX);
     }
 }
