@@ -4,7 +4,10 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_core::{Registry, RegistryError, Tool, ToolList, inventory_tools};
+use tool_core::{
+    Location, Registry, RegistryError, Tool, ToolList, inventory_tools,
+    inventory_tools_for_other_deps,
+};
 
 use crate::artifact_tool;
 use crate::dynamic::{DynamicTool, DynamicToolError};
@@ -24,13 +27,48 @@ pub enum BuildError {
     /// A dynamic tool is invalid.
     #[error(transparent)]
     DynamicTool(#[from] DynamicToolError),
+    /// A limit is set beyond what the runtime can honour safely.
+    #[error("limit `{name}` is {value}; it must be between {min} and {max}{why}")]
+    Limit {
+        /// The limit, as named in [`Limits`].
+        name: &'static str,
+        /// The value it was given.
+        value: usize,
+        /// The smallest value allowed.
+        min: usize,
+        /// The largest value allowed.
+        max: usize,
+        /// Why the bound exists, starting with "; ", or empty.
+        why: &'static str,
+    },
 }
+
+/// A `#[tool]` linked into the program that a runtime left out, because its context needs
+/// other deps than the runtime's ([`Runtime::left_out_tools`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LeftOutTool {
+    /// The tool's name.
+    pub name: String,
+    /// Where it is defined.
+    pub location: Location,
+    /// The deps type its context needs.
+    pub needs: &'static str,
+}
+
+/// The deepest nesting of arguments a runtime accepts: the JSON parser's own limit, beyond
+/// which parsing and dropping arguments would recurse deeper than a thread's stack allows.
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+/// The deepest tools may call tools: each level adds frames to the stack of the task that
+/// runs the turn.
+pub const MAX_CALL_DEPTH: u32 = 32;
 
 /// Builds a [`Runtime`]. See [`Runtime::builder`].
 #[must_use]
 pub struct RuntimeBuilder<D> {
     deps: Arc<D>,
-    inventory: Option<bool>,
+    inventory: bool,
     tools: Vec<Arc<dyn Tool>>,
     limits: Limits,
     retry: RetryPolicy,
@@ -42,9 +80,15 @@ pub struct RuntimeBuilder<D> {
 impl<D: Any + Send + Sync> Runtime<D> {
     /// Starts a runtime for sessions with these deps.
     ///
-    /// By default its tools are every `#[tool]` linked into the program that works with `D`
-    /// (typed to `D` or deps-agnostic). Naming tools with [`RuntimeBuilder::tools`] replaces
-    /// that with exactly the tools named, unless [`RuntimeBuilder::inventory`] asks for both.
+    /// Its tools are every `#[tool]` linked into the program that works with `D` (typed to
+    /// `D`, or deps-agnostic), plus the tools added with [`RuntimeBuilder::tools`] and
+    /// [`RuntimeBuilder::tool`], plus the built-in `read_artifact`. Adding a tool never
+    /// removes others: to run exactly the tools you name, turn the inventory off with
+    /// [`RuntimeBuilder::inventory`]`(false)`. The `#[tool]`s left out because their
+    /// context needs other deps are listed by [`Runtime::left_out_tools`].
+    ///
+    /// Deps already shared as `Arc<D>` may be passed as they are: tools typed to `D` work with
+    /// them (or use [`Runtime::builder_shared`]).
     pub fn builder(deps: D) -> RuntimeBuilder<D> {
         Self::builder_shared(Arc::new(deps))
     }
@@ -53,7 +97,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
     pub fn builder_shared(deps: Arc<D>) -> RuntimeBuilder<D> {
         RuntimeBuilder {
             deps,
-            inventory: None,
+            inventory: true,
             tools: Vec::new(),
             limits: Limits::default(),
             retry: RetryPolicy::default(),
@@ -85,10 +129,11 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         Ok(self.tool(tool?))
     }
 
-    /// Whether the `#[tool]` functions of the program are included. Default: yes, unless
-    /// tools were named with [`RuntimeBuilder::tools`].
+    /// Whether the `#[tool]` functions linked into the program are included. Default: yes.
+    /// With `false`, the runtime has exactly the tools added with [`RuntimeBuilder::tools`]
+    /// and [`RuntimeBuilder::tool`] (and `read_artifact`, unless turned off).
     pub fn inventory(mut self, include: bool) -> Self {
-        self.inventory = Some(include);
+        self.inventory = include;
         self
     }
 
@@ -104,9 +149,9 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
-    /// The most calls of one batch that run at the same time.
+    /// The most calls of one batch that run at the same time (at least 1).
     pub fn max_concurrency(mut self, max: usize) -> Self {
-        self.limits.max_concurrency = max.max(1);
+        self.limits.max_concurrency = max;
         self
     }
 
@@ -122,9 +167,15 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
-    /// The deepest nesting accepted in arguments.
+    /// The deepest nesting accepted in arguments, at most [`MAX_ARGUMENT_DEPTH`].
     pub fn max_argument_depth(mut self, max: usize) -> Self {
         self.limits.max_argument_depth = max;
+        self
+    }
+
+    /// How deeply tools may call tools, at most [`MAX_CALL_DEPTH`].
+    pub fn max_call_depth(mut self, max: u32) -> Self {
+        self.limits.max_call_depth = max;
         self
     }
 
@@ -153,11 +204,28 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
-    /// Checks the tools and builds the runtime.
+    /// Checks the limits and the tools and builds the runtime.
     pub fn build(self) -> Result<Runtime<D>, BuildError> {
+        check_limits(&self.limits)?;
         let mut tools = self.tools;
-        if self.inventory.unwrap_or(tools.is_empty()) {
+        let mut left_out = Vec::new();
+        if self.inventory {
             tools.extend(inventory_tools::<D>());
+            for tool in inventory_tools_for_other_deps::<D>() {
+                let spec = tool.spec();
+                let needs = tool.deps_type().map_or("", |deps| deps.name());
+                tracing::debug!(
+                    tool = spec.name(),
+                    needs,
+                    "left out: its context needs other deps"
+                );
+                left_out.push(LeftOutTool {
+                    name: spec.name().to_owned(),
+                    location: Location(spec.location()),
+                    needs,
+                });
+            }
+            left_out.sort_by(|a, b| a.name.cmp(&b.name));
         }
         if self.artifact_tool {
             tools.push(Arc::new(artifact_tool::read_artifact(
@@ -184,7 +252,46 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
                 retry: self.retry,
                 redactor: self.redactor,
                 artifacts: self.artifacts,
+                left_out,
             }),
         })
     }
+}
+
+fn check_limits(limits: &Limits) -> Result<(), BuildError> {
+    let check = |name, value: usize, min: usize, max: usize, why| {
+        if (min..=max).contains(&value) {
+            Ok(())
+        } else {
+            Err(BuildError::Limit {
+                name,
+                value,
+                min,
+                max,
+                why,
+            })
+        }
+    };
+    check("max_concurrency", limits.max_concurrency, 1, usize::MAX, "")?;
+    check(
+        "max_argument_depth",
+        limits.max_argument_depth,
+        1,
+        MAX_ARGUMENT_DEPTH,
+        "; deeper arguments would overflow the stack while they are parsed or dropped",
+    )?;
+    check(
+        "max_call_depth",
+        usize::try_from(limits.max_call_depth).unwrap_or(usize::MAX),
+        0,
+        usize::try_from(MAX_CALL_DEPTH).unwrap_or(usize::MAX),
+        "; each level of tools calling tools adds to the stack of the task running the turn",
+    )?;
+    check(
+        "max_output_chars",
+        limits.max_output_chars,
+        1,
+        usize::MAX,
+        "",
+    )
 }

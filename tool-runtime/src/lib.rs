@@ -75,7 +75,7 @@ mod schedule;
 mod shells;
 
 pub use artifact_tool::READ_ARTIFACT;
-pub use builder::{BuildError, RuntimeBuilder};
+pub use builder::{BuildError, LeftOutTool, MAX_ARGUMENT_DEPTH, MAX_CALL_DEPTH, RuntimeBuilder};
 pub use call::{Arguments, Session, ToolCall};
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use limits::Limits;

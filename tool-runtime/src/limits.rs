@@ -14,15 +14,21 @@ use crate::call::Arguments;
 pub struct Limits {
     /// Timeout of a tool that declares none. `None`: no timeout.
     pub default_timeout: Option<Duration>,
-    /// The most calls of one batch that run at the same time.
+    /// The most calls of one batch that run at the same time. Default 128: tool calls mostly
+    /// wait on I/O, and a model rarely emits more calls in one turn, so a turn's reads all run
+    /// together. A backend that must not see many calls at once is protected better by
+    /// declaring it as a resource of its tools (`resources("db")`): calls that share a
+    /// resource never run at the same time.
     pub max_concurrency: usize,
     /// Output characters the model receives from a tool that declares no limit.
     pub max_output_chars: usize,
     /// The largest arguments accepted, in bytes of JSON.
     pub max_argument_bytes: usize,
-    /// The deepest nesting of arrays and objects accepted in arguments.
+    /// The deepest nesting of arrays and objects accepted in arguments (at most
+    /// [`MAX_ARGUMENT_DEPTH`](crate::MAX_ARGUMENT_DEPTH)).
     pub max_argument_depth: usize,
-    /// How deeply tools may call tools (`RunContext::call_tool`).
+    /// How deeply tools may call tools (`RunContext::call_tool`; at most
+    /// [`MAX_CALL_DEPTH`](crate::MAX_CALL_DEPTH)).
     pub max_call_depth: u32,
 }
 
@@ -30,7 +36,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             default_timeout: Some(Duration::from_secs(60)),
-            max_concurrency: 16,
+            max_concurrency: 128,
             max_output_chars: 16_000,
             max_argument_bytes: 1 << 20,
             max_argument_depth: 64,

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{ErrorKind, Registry, ToolError, ToolFuture};
 use tracing::Instrument;
 
+use crate::builder::LeftOutTool;
 use crate::call::{Session, ToolCall};
 use crate::call_path::{call_span, record_end};
 use crate::limits::Limits;
@@ -52,12 +53,21 @@ pub(crate) struct Shared<D> {
     pub(crate) retry: RetryPolicy,
     pub(crate) redactor: Redactor,
     pub(crate) artifacts: Arc<dyn ArtifactStore>,
+    /// The `#[tool]`s of the program left out for needing other deps.
+    pub(crate) left_out: Vec<LeftOutTool>,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
     /// The tools, sorted by name.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
+    }
+
+    /// The `#[tool]`s linked into the program that this runtime left out because their
+    /// context needs other deps than `D`, sorted by name. A tool you expected to find and
+    /// that the model's calls answer with `unknown_tool` is likely here.
+    pub fn left_out_tools(&self) -> &[LeftOutTool] {
+        &self.shared.left_out
     }
 
     /// The limits in force.
