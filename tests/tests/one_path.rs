@@ -2,6 +2,7 @@
 //! that is safe; each call has its own time; nested calls obey the scheduler; cancellation is
 //! checked before each call starts; nothing a tool or a setting does panics out of `execute`.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -420,7 +421,7 @@ fn a_call_that_waits_without_a_tokio_timer_gets_a_clear_error() {
                 && error.message().contains("enable_time()")),
         "{error:?}"
     );
-    let report = futures_lite_block_on(runtime.execute(&Session::new("s"), &calls));
+    let report = block_on_without_tokio(runtime.execute(&Session::new("s"), &calls));
     let error = report.observations()[0].error().cloned();
     assert!(
         error.as_ref().is_some_and(|error| error
@@ -431,7 +432,7 @@ fn a_call_that_waits_without_a_tokio_timer_gets_a_clear_error() {
 }
 
 /// Drives a future to completion on this thread, outside any tokio runtime.
-fn futures_lite_block_on<F: std::future::Future>(future: F) -> F::Output {
+fn block_on_without_tokio<F: Future>(future: F) -> F::Output {
     use std::task::{Context, Poll, Wake, Waker};
     struct Unpark(std::thread::Thread);
     impl Wake for Unpark {

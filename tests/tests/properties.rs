@@ -113,7 +113,7 @@ proptest! {
         }
         for observation in report.observations() {
             let ran = observation.attempts() > 0;
-            prop_assert_eq!(ran, batched.contains(&*observation.call_id()));
+            prop_assert_eq!(ran, batched.contains(observation.call_id()));
             prop_assert_eq!(observation.batch().is_some(), ran);
             if observation.is_success() {
                 prop_assert!(ran);

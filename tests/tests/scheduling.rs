@@ -250,11 +250,7 @@ async fn results_come_back_in_call_order_whatever_order_they_finish_in() {
         .map(|f| f.clone())
         .unwrap_or_default();
     assert_eq!(finished, ["fast", "mid", "slow"]);
-    let ids: Vec<&str> = report
-        .observations()
-        .iter()
-        .map(|o| &*o.call_id())
-        .collect();
+    let ids: Vec<&str> = report.observations().iter().map(|o| o.call_id()).collect();
     assert_eq!(ids, ["slow", "fast", "mid"]);
     // Concurrent: the batch took as long as its slowest call, in virtual time.
     assert_eq!(report.elapsed(), Duration::from_millis(300));

@@ -205,7 +205,7 @@ async fn cancelling_a_turn_answers_every_pending_call() {
     let kinds: Vec<(&str, Option<&str>)> = report
         .observations()
         .iter()
-        .map(|o| (&*o.call_id(), o.error_kind()))
+        .map(|o| (o.call_id(), o.error_kind()))
         .collect();
     assert_eq!(
         kinds,

@@ -31,19 +31,58 @@
 //! # }).unwrap();
 //! ```
 //!
-//! # The path of one turn
+//! # The path of one call
 //!
-//! 1. **Plan** each call: look the tool up, check the argument limits (size, depth), parse
-//!    and validate the arguments. A call that fails here is answered at once and runs in no
+//! Every call takes one path: the calls the model makes and the calls a tool makes through
+//! [`RunContext::call_tool`], first attempts and retries.
+//!
+//! 1. **Plan**: look the tool up, check the argument limits (size, depth), parse and
+//!    validate the arguments. A call that fails here is answered at once and runs in no
 //!    batch.
 //! 2. **Schedule**: consecutive parallel-safe calls (`read_only`, not `exclusive`) form one
 //!    concurrent batch, at most [`Limits::max_concurrency`] at a time; every other call runs
-//!    alone, in order; calls sharing a declared resource never run at the same time.
-//! 3. **Run** each call through the [shells], outermost first: retry, timeout, contain.
+//!    alone, in order; calls sharing a declared resource never run at the same time. A tool
+//!    that runs alongside other calls may only call parallel-safe tools (a call of any other
+//!    is answered `nested_call_refused`); the nested calls of a tool that runs alone are
+//!    ordered by the same rule among themselves.
+//! 3. **Run**: cancellation is checked before the call starts; then the shells, outermost
+//!    first: retry, timeout, contain.
+//!    - *Retry* repeats a failure only when repeating is safe: the failure is transient and
+//!      the tool is read-only or declares `idempotent`, or the tool marked the failure
+//!      [`ToolError::safe_to_repeat`] (nothing was done). A write that failed with a reset
+//!      connection may have been carried out, so it is never repeated. Backoff is
+//!      exponential with jitter, capped by [`RetryPolicy::max_delay`].
+//!    - *Timeout* gives each attempt its own time, counted from its start, and drops the
+//!      attempt's future when it is up.
+//!    - *Contain* turns a panic in the tool, while it runs or while it is dropped, into a
+//!      `panicked` error for that call only.
 //! 4. **Shape** the output: redact secrets, cut what is over the limit (head and tail with a
-//!    notice; the whole kept as an artifact `read_artifact` can read), add the page notice.
+//!    notice; the whole kept as an artifact `read_artifact` can read), add the page notice. A
+//!    nested call's result is redacted before the calling tool reads it; cutting and page
+//!    notices apply when the calling tool's own output reaches the model.
 //! 5. **Answer**: one [`Observation`] per call id, in call order, in a [`TurnReport`] that also
 //!    records the batches.
+//!
+//! # Executors and blocking
+//!
+//! The futures of [`Runtime::execute`] and [`Runtime::execute_with_cancel`] are `Send`. They
+//! run on a tokio runtime with timers enabled (`#[tokio::main]`, or `enable_time()` /
+//! `enable_all()` on a runtime builder). A call that finishes without waiting needs no timer;
+//! a call that waits and has a timeout, or is retried after a backoff, does: without one it is
+//! answered `internal` with a message that says so, never with a panic.
+//!
+//! An `async fn` tool must not block its thread. A sync `fn` tool runs inline on the turn's
+//! task, so it suits quick work only; a sync tool that blocks (a blocking client, heavy
+//! computation) takes `#[tool(blocking)]` and runs on tokio's blocking pool, where its
+//! timeout can fire and the other calls of the turn go on.
+//!
+//! # Limits
+//!
+//! [`Limits`] holds the runtime-wide limits and their defaults: a timeout of 60 s for tools
+//! that declare none, 128 concurrent calls per batch, 16,000 output characters, 1 MiB and 64
+//! levels of arguments, 4 levels of tools calling tools. Limits that would let a model or a
+//! setting overflow the stack are bounded: [`MAX_ARGUMENT_DEPTH`], [`MAX_CALL_DEPTH`];
+//! [`RuntimeBuilder::build`] refuses values beyond them.
 //!
 //! # Error kinds
 //!
@@ -53,12 +92,13 @@
 //! |---|---|---|
 //! | `unknown_tool` | the model named a tool that does not exist; the error lists the available tools and the nearest name | no |
 //! | `invalid_arguments` | malformed JSON (with the position), a wrong, missing or unknown field (named by its path, with what was expected and what came, and the field's schema), arguments over the size or nesting limit | no |
-//! | `execution_failed` | the tool failed; `retryable` is true when the tool marked the failure transient, and such failures were already retried | per error |
+//! | `execution_failed` | the tool failed; `retryable` is true when the tool marked the failure transient (it was already retried if repeating it was safe) | per error |
 //! | `timeout` | the tool did not finish within its timeout (the details give it); it was stopped | no |
 //! | `panicked` | the tool panicked; the panic was contained | no |
-//! | `cancelled` | the turn was cancelled before the call finished | no |
-//! | `internal` | the runtime could not provide what the tool needs (a context for other deps) | no |
+//! | `cancelled` | the turn was cancelled before the call finished (or before it started) | no |
+//! | `internal` | the runtime could not provide what the tool needs (a context for other deps, a timer) | no |
 //! | `call_depth_exceeded` | tools called tools deeper than [`Limits::max_call_depth`] | no |
+//! | `nested_call_refused` | a tool that runs alongside other calls called a tool that must run alone | no |
 
 mod artifact_tool;
 mod builder;

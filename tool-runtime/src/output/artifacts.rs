@@ -7,8 +7,25 @@ use std::sync::{Arc, Mutex};
 
 /// An artifact could not be stored or read.
 #[derive(Debug, thiserror::Error)]
-#[error("artifact store: {0}")]
-pub struct ArtifactError(#[from] pub std::io::Error);
+#[error("artifact store: {source}")]
+pub struct ArtifactError {
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl ArtifactError {
+    /// An error of a store of your own (a database's, a bucket's).
+    pub fn new(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self {
+            source: source.into(),
+        }
+    }
+}
+
+impl From<std::io::Error> for ArtifactError {
+    fn from(error: std::io::Error) -> Self {
+        Self::new(error)
+    }
+}
 
 /// Keeps full outputs under stable ids.
 pub trait ArtifactStore: Send + Sync + fmt::Debug {

@@ -202,7 +202,6 @@ mod tests {
         assert!(!policy.should_retry(&ToolError::new(ErrorKind::Timeout, "slow"), true));
         assert!(
             policy
-                .clone()
                 .with_retry_timeouts(true)
                 .should_retry(&ToolError::new(ErrorKind::Timeout, "slow"), true)
         );
