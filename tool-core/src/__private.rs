@@ -21,6 +21,8 @@ pub use ::std::vec::Vec;
 
 pub use crate::args::parse_args;
 pub use crate::context::{CallContext, DepsType, FromCallContext};
+use crate::context::RunContext;
+use crate::error::ErrorKind;
 pub use crate::error::ToolError;
 pub use crate::page::{IsPage, Page};
 pub use crate::registry::{ToolDef, ToolRegistration};
@@ -36,7 +38,8 @@ pub use crate::tool::{BoxFuture, Tool, ToolArgs, ToolFuture, ToolOutput};
     label = "the model's JSON cannot be turned into this type",
     note = "derive `serde::Deserialize` for it, or, if this is a context, mark the parameter `#[ctx]`"
 )]
-pub trait ParamDeserialize {}
+pub trait ParamDeserialize: DeserializeOwned {}
+#[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned> ParamDeserialize for T {}
 
 /// A type a tool parameter may have: the schema the model sees describes it.
@@ -45,50 +48,31 @@ impl<T: DeserializeOwned> ParamDeserialize for T {}
     label = "the model cannot be told what this parameter looks like",
     note = "derive `schemars::JsonSchema` for it, or, if this is a context, mark the parameter `#[ctx]`"
 )]
-pub trait ParamSchema {}
+pub trait ParamSchema: JsonSchema {}
+#[diagnostic::do_not_recommend]
 impl<T: JsonSchema> ParamSchema for T {}
 
 /// Checks, at compile time and spanned on the parameter's type, that `T` can be a parameter.
 pub const fn assert_param<T: ParamDeserialize + ParamSchema>() {}
 
 /// Checks, at compile time and spanned on the parameter's type, that `T` is a context.
-pub const fn assert_context<T: FromCallContext>() {}
-
-/// Checks, at compile time and spanned on the return type, that a pagination tool returns a page.
-pub const fn assert_page<T: IsPage>() {}
+pub const fn assert_context<'a, T: ContextParam<'a>>() {}
 
 /// The error type of a tool's `Result`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned as a tool error",
+    message = "`{Self}` cannot be a tool's error type: `ToolError` has no `From<{Self}>`",
     label = "no conversion into `ToolError`",
-    note = "implement `From<{Self}> for ToolError` (choose `ToolError::failed` or `ToolError::transient` per case)"
+    note = "implement `From<{Self}> for ToolError` (choose `ToolError::failed` or `ToolError::transient` per case), or return `Result<T, ToolError>`"
 )]
 pub trait IntoToolError {
     /// Converts the error.
     fn into_tool_error(self) -> ToolError;
 }
+
+#[diagnostic::do_not_recommend]
 impl<E: Into<ToolError>> IntoToolError for E {
     fn into_tool_error(self) -> ToolError {
         self.into()
-    }
-}
-
-/// What a tool function returns: `T` or `Result<T, E>`, seen as `Result<T, ToolError>`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned by a tool",
-    note = "a tool returns `T` or `Result<T, E>` where `T: Serialize` and `E: Into<ToolError>`"
-)]
-pub trait IntoToolResult {
-    /// The success type.
-    type Ok: ToolReturn;
-    /// Converts the result.
-    fn into_tool_result(self) -> Result<Self::Ok, ToolError>;
-}
-
-impl<T: ToolReturn, E: IntoToolError> IntoToolResult for Result<T, E> {
-    type Ok = T;
-    fn into_tool_result(self) -> Result<T, ToolError> {
-        self.map_err(IntoToolError::into_tool_error)
     }
 }
 
@@ -109,21 +93,19 @@ impl<T, E> ResultParts for Result<T, E> {
     type Err = E;
 }
 
-/// Checks, spanned on the return type, that the result can be sent to the model.
-pub const fn assert_return<T: ToolReturn>() {}
-
-/// Checks, spanned on the return type, that the error converts into a `ToolError`.
-pub const fn assert_error<E: IntoToolError>() {}
-
-/// Wraps a plain (non-`Result`) return value.
-pub struct Plain<T>(pub T);
-
-impl<T: ToolReturn> IntoToolResult for Plain<T> {
-    type Ok = T;
-    fn into_tool_result(self) -> Result<T, ToolError> {
-        Ok(self.0)
-    }
+/// What a tool function returns, seen as `Result<Ok, Err>`. The macro implements it on a type
+/// of its own, each associated type spanned where the function names it, so a result or error
+/// type that does not fit is one error, there; the code that uses them is generic over this
+/// trait and adds none.
+pub trait Returns {
+    /// The success type (`T` of `Result<T, E>`, or the plain return type).
+    type Ok: ToolReturn;
+    /// The error type (`Infallible` for a plain return type).
+    type Err: IntoToolError;
 }
+
+/// The returns of a `pagination` tool: the success type is a page.
+pub trait PageReturns: Returns<Ok: IsPage> {}
 
 /// A value a tool may return: the model receives its JSON serialization.
 #[diagnostic::on_unimplemented(
@@ -131,26 +113,228 @@ impl<T: ToolReturn> IntoToolResult for Plain<T> {
     label = "the model receives the result as JSON",
     note = "derive `serde::Serialize` for it"
 )]
-pub trait ToolReturn: Serialize {}
-impl<T: Serialize> ToolReturn for T {}
+pub trait ToolReturn {
+    /// The value as the tool's output.
+    fn to_output(&self) -> Result<ToolOutput, ToolError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> ToolReturn for T {
+    #[inline(always)]
+    fn to_output(&self) -> Result<ToolOutput, ToolError> {
+        ToolOutput::from_serialize(self)
+    }
+}
+
+pub use ::core::convert::Infallible;
 
 /// Serializes a tool's result.
 #[inline(always)]
-pub fn finish<R: IntoToolResult>(result: R) -> Result<ToolOutput, ToolError> {
-    let value = result.into_tool_result()?;
-    ToolOutput::from_serialize(&value)
+pub fn finish<R: Returns>(result: Result<R::Ok, R::Err>) -> Result<ToolOutput, ToolError> {
+    match result {
+        Ok(value) => value.to_output(),
+        Err(error) => Err(error.into_tool_error()),
+    }
 }
 
 /// Serializes a pagination tool's result, keeping the page's metadata.
 #[inline]
-pub fn finish_page<R>(result: R) -> Result<ToolOutput, ToolError>
-where
-    R: IntoToolResult,
-    R::Ok: IsPage,
-{
-    let value = result.into_tool_result()?;
+pub fn finish_page<R: PageReturns>(
+    result: Result<R::Ok, R::Err>,
+) -> Result<ToolOutput, ToolError> {
+    let value = result.map_err(IntoToolError::into_tool_error)?;
     let page = value.page_info();
-    ToolOutput::from_serialize(&value).map(|output| output.with_page(page))
+    value.to_output().map(|output| output.with_page(page))
+}
+
+/// A parameter the runtime injects: a context in any form `#[tool]` accepts, also behind a
+/// type alias the macro cannot see through. Built in two steps so that a borrowed form
+/// (`&RunContext<D>`) borrows from storage that lives in the tool's future: `storage` when
+/// the call is prepared, `view` once when it runs.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool context",
+    label = "not a `RunContext`",
+    note = "`#[ctx]` marks a parameter whose type is `RunContext<D>`, `&RunContext<D>`, `&mut RunContext<D>`, `Arc<RunContext<D>>`, `Box<RunContext<D>>` or `Option<...>` of one of these, or a type alias of one of these; remove `#[ctx]` to make this a model-visible parameter"
+)]
+pub trait ContextParam<'a>: Sized {
+    /// What the future keeps: the context itself, or what a borrowed form borrows.
+    type Storage: Send + 'static;
+
+    /// The deps type the context needs, or `None` when it works with any.
+    fn deps_type() -> Option<DepsType>;
+
+    /// Builds the storage for one call.
+    fn storage(call: CallContext) -> Result<Self::Storage, ToolError>;
+
+    /// The parameter, from its storage. Called once per storage.
+    fn view(storage: &'a mut Self::Storage) -> Self;
+}
+
+/// A context built by value: `RunContext<D>`, or `Arc`, `Box` or `Option` of one. What a
+/// borrowed form (`&T`, `&mut T`) borrows.
+pub trait OwnedContext: Sized + Send + 'static {
+    /// The deps type the context needs, or `None` when it works with any.
+    fn deps_type() -> Option<DepsType>;
+
+    /// Builds the context for one call.
+    fn build(call: CallContext) -> Result<Self, ToolError>;
+}
+
+impl<D: ?Sized + Send + Sync + 'static> OwnedContext for RunContext<D>
+where
+    RunContext<D>: FromCallContext,
+{
+    fn deps_type() -> Option<DepsType> {
+        <Self as FromCallContext>::deps_type()
+    }
+
+    fn build(call: CallContext) -> Result<Self, ToolError> {
+        Self::from_call_context(call)
+    }
+}
+
+impl<T: OwnedContext + Sync> OwnedContext for Arc<T> {
+    fn deps_type() -> Option<DepsType> {
+        T::deps_type()
+    }
+
+    fn build(call: CallContext) -> Result<Self, ToolError> {
+        T::build(call).map(Arc::new)
+    }
+}
+
+impl<T: OwnedContext> OwnedContext for Box<T> {
+    fn deps_type() -> Option<DepsType> {
+        T::deps_type()
+    }
+
+    fn build(call: CallContext) -> Result<Self, ToolError> {
+        T::build(call).map(Box::new)
+    }
+}
+
+impl<T: OwnedContext> OwnedContext for Option<T> {
+    fn deps_type() -> Option<DepsType> {
+        T::deps_type()
+    }
+
+    fn build(call: CallContext) -> Result<Self, ToolError> {
+        T::build(call).map(Some)
+    }
+}
+
+/// Takes an owned context out of its storage, which holds it until the one `view`.
+fn take<T>(storage: &mut Option<T>) -> T {
+    match storage.take() {
+        Some(context) => context,
+        None => unreachable!("a context parameter's storage is viewed once"),
+    }
+}
+
+/// The owned forms: the storage holds the context until the function is called with it.
+macro_rules! owned_context_param {
+    ($(impl<$($param:ident),*> for $ty:ty where [$($bound:tt)*];)*) => {$(
+        impl<'a, $($param),*> ContextParam<'a> for $ty
+        where
+            $($bound)*
+        {
+            type Storage = Option<Self>;
+
+            fn deps_type() -> Option<DepsType> {
+                <Self as OwnedContext>::deps_type()
+            }
+
+            fn storage(call: CallContext) -> Result<Option<Self>, ToolError> {
+                <Self as OwnedContext>::build(call).map(Some)
+            }
+
+            fn view(storage: &'a mut Option<Self>) -> Self {
+                take(storage)
+            }
+        }
+    )*};
+}
+
+owned_context_param! {
+    impl<D> for RunContext<D> where [D: ?Sized + Send + Sync + 'static, RunContext<D>: FromCallContext];
+    impl<T> for Arc<T> where [T: OwnedContext + Sync];
+    impl<T> for Box<T> where [T: OwnedContext];
+}
+
+impl<'a, T: ContextParam<'a>> ContextParam<'a> for Option<T> {
+    type Storage = T::Storage;
+
+    fn deps_type() -> Option<DepsType> {
+        T::deps_type()
+    }
+
+    fn storage(call: CallContext) -> Result<T::Storage, ToolError> {
+        T::storage(call)
+    }
+
+    fn view(storage: &'a mut T::Storage) -> Self {
+        Some(T::view(storage))
+    }
+}
+
+impl<'a, T: OwnedContext + Sync> ContextParam<'a> for &'a T {
+    type Storage = T;
+
+    fn deps_type() -> Option<DepsType> {
+        T::deps_type()
+    }
+
+    fn storage(call: CallContext) -> Result<T, ToolError> {
+        T::build(call)
+    }
+
+    fn view(storage: &'a mut T) -> Self {
+        storage
+    }
+}
+
+impl<'a, T: OwnedContext> ContextParam<'a> for &'a mut T {
+    type Storage = T;
+
+    fn deps_type() -> Option<DepsType> {
+        T::deps_type()
+    }
+
+    fn storage(call: CallContext) -> Result<T, ToolError> {
+        T::build(call)
+    }
+
+    fn view(storage: &'a mut T) -> Self {
+        storage
+    }
+}
+
+/// Runs a `#[tool(blocking)]` function's body on tokio's blocking pool and waits for it.
+///
+/// Dropping the returned future (a timeout, a cancelled turn) stops the wait, not the body:
+/// the thread finishes on its own. A panic in the body resumes here, as a panic of the tool's
+/// future, so the runtime reports the call as `panicked`.
+pub async fn run_blocking<F, R>(body: F) -> Result<R, ToolError>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let Ok(runtime) = ::tokio::runtime::Handle::try_current() else {
+        return Err(ToolError::new(
+            ErrorKind::Internal,
+            "a `blocking` tool runs on tokio's blocking pool, but its call was not polled inside a tokio runtime",
+        ));
+    };
+    match runtime.spawn_blocking(body).await {
+        Ok(value) => Ok(value),
+        Err(error) => match error.try_into_panic() {
+            Ok(payload) => ::std::panic::resume_unwind(payload),
+            Err(_) => Err(ToolError::new(
+                ErrorKind::Cancelled,
+                "tokio's blocking pool shut down before the tool finished",
+            )),
+        },
+    }
 }
 
 /// Boxes a tool's future. Spanned on the function, so a non-`Send` future is reported there.
@@ -233,7 +417,7 @@ impl Tool for InvalidTool {
 
     fn prepare(&self, _args: ToolArgs<'_>, _call: &CallContext) -> Result<ToolFuture, ToolError> {
         Err(ToolError::new(
-            crate::error::ErrorKind::Internal,
+            ErrorKind::Internal,
             "this tool's declaration has errors",
         ))
     }

@@ -8,29 +8,64 @@ use darling::util::{Flag, SpannedValue};
 
 use crate::errors::Errors;
 use proc_macro2::TokenStream;
-use syn::{LitStr, Path};
+use quote::ToTokens;
+use syn::{Lit, LitStr, Path};
 
-/// Every key `#[tool(...)]` accepts, in the order the error message lists them.
-pub(crate) const KEYS: &[&str] = &[
-    "name",
-    "title",
-    "description",
-    "version",
-    "read_only",
-    "mutates_workspace",
-    "exclusive",
-    "stateful",
-    "pagination",
-    "idempotent",
-    "destructive",
-    "open_world",
-    "risk",
-    "resources",
-    "timeout",
-    "max_output_chars",
-    "example",
-    "crate",
-];
+/// A key of `#[tool(...)]` and how it is written.
+pub(crate) struct Key {
+    pub(crate) name: &'static str,
+    /// What it takes, after the key's name: "takes a string".
+    pub(crate) takes: &'static str,
+    /// The key written out: `name = "get_order"`.
+    pub(crate) example: &'static str,
+}
+
+/// The keys of `#[tool(...)]`, in one place: each key's field, its type, its name as written
+/// and how it is written. The darling struct, the list of valid keys, the "did you mean"
+/// suggestions and the message for a key written in the wrong form all come from this table.
+macro_rules! keys {
+    ($($(#[$attr:meta])* $field:ident: $ty:ty = $key:tt, $takes:tt, $example:tt;)*) => {
+        /// `#[tool(...)]`, as written.
+        #[derive(Debug, Default, FromMeta)]
+        pub(crate) struct ToolAttr {
+            $(
+                $(#[$attr])*
+                #[darling(rename = $key)]
+                pub(crate) $field: $ty,
+            )*
+            /// Where each key was written, for errors about the key rather than its value.
+            #[darling(skip)]
+            pub(crate) spans: Vec<(String, TokenStream)>,
+        }
+
+        /// Every key `#[tool(...)]` accepts, in the order the error message lists them.
+        pub(crate) const KEYS: &[Key] = &[$(Key { name: $key, takes: $takes, example: $example }),*];
+    };
+}
+
+keys! {
+    name: Option<LitStr> = "name", "takes a string", r#"name = "get_order""#;
+    title: Option<LitStr> = "title", "takes a string", r#"title = "Get order""#;
+    description: Option<LitStr> = "description", "takes a string", r#"description = "Look up one order.""#;
+    version: Option<LitStr> = "version", "takes a string", r#"version = "2""#;
+    read_only: Flag = "read_only", "is a flag and takes no value", "read_only";
+    mutates_workspace: Flag = "mutates_workspace", "is a flag and takes no value", "mutates_workspace";
+    exclusive: Flag = "exclusive", "is a flag and takes no value", "exclusive";
+    stateful: Flag = "stateful", "is a flag and takes no value", "stateful";
+    pagination: Flag = "pagination", "is a flag and takes no value", "pagination";
+    idempotent: Flag = "idempotent", "is a flag and takes no value", "idempotent";
+    destructive: Flag = "destructive", "is a flag and takes no value", "destructive";
+    open_world: Flag = "open_world", "is a flag and takes no value", "open_world";
+    risk: Option<SpannedValue<Risk>> = "risk", r#"takes "read", "write" or "destructive""#, r#"risk = "write""#;
+    #[darling(default)]
+    resources: Vec<LitStr> = "resources", "takes a list of strings, even of one", r#"resources("db:orders")"#;
+    timeout: Option<LitStr> = "timeout", "takes a string with a unit", r#"timeout = "5s""#;
+    blocking: Flag = "blocking", "is a flag and takes no value", "blocking";
+    max_output_chars: Option<SpannedValue<usize>> = "max_output_chars", "takes a whole number", "max_output_chars = 4000";
+    #[darling(multiple)]
+    example: Vec<LitStr> = "example", "takes a JSON object of arguments in a string", r##"example = r#"{"order_id": "A-1024"}"#"##;
+    krate: Option<Path> = "crate", "takes a path", "crate = ::tool_runtime";
+}
 
 /// The risk a tool declares with `risk = "..."`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromMeta)]
@@ -41,36 +76,18 @@ pub(crate) enum Risk {
     Destructive,
 }
 
-/// `#[tool(...)]`, as written.
-#[derive(Debug, Default, FromMeta)]
-pub(crate) struct ToolAttr {
-    pub(crate) name: Option<LitStr>,
-    pub(crate) title: Option<LitStr>,
-    pub(crate) description: Option<LitStr>,
-    pub(crate) version: Option<LitStr>,
-    pub(crate) read_only: Flag,
-    pub(crate) mutates_workspace: Flag,
-    pub(crate) exclusive: Flag,
-    pub(crate) stateful: Flag,
-    pub(crate) pagination: Flag,
-    pub(crate) idempotent: Flag,
-    pub(crate) destructive: Flag,
-    pub(crate) open_world: Flag,
-    pub(crate) risk: Option<SpannedValue<Risk>>,
-    #[darling(default)]
-    pub(crate) resources: Vec<LitStr>,
-    pub(crate) timeout: Option<LitStr>,
-    pub(crate) max_output_chars: Option<SpannedValue<usize>>,
-    #[darling(multiple)]
-    pub(crate) example: Vec<LitStr>,
-    #[darling(rename = "crate")]
-    pub(crate) krate: Option<Path>,
+fn key_names() -> String {
+    KEYS.iter()
+        .map(|key| key.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl ToolAttr {
     /// Parses the attribute's arguments. Unknown keys are reported with the list of valid
-    /// keys and the nearest one; the known keys are still parsed, so every mistake in the
-    /// attribute is reported at once.
+    /// keys and the nearest one; a known key in the wrong form is reported with how it is
+    /// written; the other keys are still parsed, so every mistake in the attribute is reported
+    /// at once.
     pub(crate) fn parse(args: TokenStream, errors: &mut Errors) -> Self {
         let items = match NestedMeta::parse_meta_list(args) {
             Ok(items) => items,
@@ -80,23 +97,48 @@ impl ToolAttr {
             }
         };
         let mut known = Vec::with_capacity(items.len());
+        let mut spans = Vec::with_capacity(items.len());
         for item in items {
             match key_of(&item) {
-                Some(key) if KEYS.contains(&key.as_str()) => known.push(item),
-                Some(key) => unknown_key(&key, &item, errors),
+                Some(key) => match KEYS.iter().find(|known| known.name == key) {
+                    Some(key_info) => {
+                        // Each key alone first, so that a mistake in its form is reported
+                        // with how the key is written rather than as darling's type error.
+                        match Self::from_list(std::slice::from_ref(&item)) {
+                            Ok(_) => {
+                                spans.push((key, item.to_token_stream()));
+                                known.push(item);
+                            }
+                            Err(error) => {
+                                errors.spanned(&item, wrong_form(key_info, &item, &error));
+                            }
+                        }
+                    }
+                    None => unknown_key(&key, &item, errors),
+                },
                 None => errors.spanned(
                     item,
                     format!(
                         "expected a key such as `read_only` or `name = \"...\"`; valid keys: {}",
-                        KEYS.join(", ")
+                        key_names()
                     ),
                 ),
             }
         }
-        Self::from_list(&known).unwrap_or_else(|error| {
+        let mut attr = Self::from_list(&known).unwrap_or_else(|error| {
             errors.darling(error);
             Self::default()
-        })
+        });
+        attr.spans = spans;
+        attr
+    }
+
+    /// Where `key` was written (the whole `key = value`), when it was.
+    pub(crate) fn span_of(&self, key: &str) -> Option<&TokenStream> {
+        self.spans
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|(_, tokens)| tokens)
     }
 
     /// The timeout, parsed from `timeout = "15s"`.
@@ -110,6 +152,35 @@ impl ToolAttr {
             }
         }
     }
+}
+
+/// The message for a known key written in the wrong form: what it takes and how it is
+/// written, with the value the user gave where that helps, and darling's suggestion when it
+/// has one.
+fn wrong_form(key: &Key, item: &NestedMeta, error: &darling::Error) -> String {
+    let value = match item {
+        NestedMeta::Meta(syn::Meta::NameValue(name_value)) => match &name_value.value {
+            syn::Expr::Lit(syn::ExprLit { lit, .. }) => Some(lit),
+            _ => None,
+        },
+        _ => None,
+    };
+    let example = match (key.name, value) {
+        ("timeout", Some(Lit::Int(number))) => {
+            format!("timeout = \"{}s\"", number.base10_digits())
+        }
+        ("resources", Some(Lit::Str(text))) => format!("resources({:?})", text.value()),
+        _ => key.example.to_owned(),
+    };
+    let mut message = format!("`{}` {}: write `{example}`", key.name, key.takes);
+    let darling = error.to_string();
+    let suggestion = darling
+        .split_once("Did you mean ")
+        .and_then(|(_, rest)| rest.split_once('?'));
+    if let Some((suggestion, _)) = suggestion {
+        message.push_str(&format!("; did you mean {suggestion}?"));
+    }
+    message
 }
 
 fn key_of(item: &NestedMeta) -> Option<String> {
@@ -128,7 +199,7 @@ fn key_of(item: &NestedMeta) -> Option<String> {
 fn unknown_key(key: &str, item: &NestedMeta, errors: &mut Errors) {
     let nearest = KEYS
         .iter()
-        .map(|candidate| (strsim::jaro_winkler(key, candidate), *candidate))
+        .map(|candidate| (strsim::jaro_winkler(key, candidate.name), candidate.name))
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, candidate)| candidate);
@@ -140,7 +211,7 @@ fn unknown_key(key: &str, item: &NestedMeta, errors: &mut Errors) {
         item,
         format!(
             "unknown key `{key}` in #[tool]{suggestion}\nvalid keys: {}",
-            KEYS.join(", ")
+            key_names()
         ),
     );
 }

@@ -22,6 +22,8 @@ pub(crate) struct Decl {
     pub(crate) risk: Risk,
     pub(crate) resources: Vec<String>,
     pub(crate) timeout_ms: Option<u64>,
+    /// A sync function whose body runs on tokio's blocking pool.
+    pub(crate) blocking: bool,
     pub(crate) max_output_chars: Option<usize>,
     pub(crate) examples: Vec<String>,
 }
@@ -31,6 +33,7 @@ pub(crate) fn resolve(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) -> De
     check_contexts(tool, errors);
     check_contradictions(attr, errors);
     check_pagination(attr, tool, errors);
+    check_blocking(attr, tool, errors);
 
     let name = resolve_name(attr, tool, errors);
     let description = resolve_description(attr, tool, errors);
@@ -67,6 +70,7 @@ pub(crate) fn resolve(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) -> De
         risk,
         resources: attr.resources.iter().map(syn::LitStr::value).collect(),
         timeout_ms,
+        blocking: attr.blocking.is_present(),
         max_output_chars: attr.max_output_chars.as_ref().map(|max| **max),
         examples,
     }
@@ -95,7 +99,7 @@ fn check_contexts(tool: &ToolFn, errors: &mut Errors) {
     let mut contexts = tool
         .params
         .iter()
-        .filter(|param| matches!(param.kind, ParamKind::Context(_)));
+        .filter(|param| matches!(param.kind, ParamKind::Context));
     let Some(first) = contexts.next() else {
         return;
     };
@@ -157,6 +161,20 @@ fn check_pagination(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
     let has_cursor = tool.fields().any(|(param, _)| param.ident == "cursor");
     if !has_cursor {
         errors.at(attr.pagination.span(), "a `pagination` tool takes a `cursor` parameter (`cursor: Option<String>`, absent for the first page) and returns `Page<T>`",);
+    }
+}
+
+/// `blocking` is for a sync function; a timeout needs a function it can interrupt.
+fn check_blocking(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
+    let is_async = tool.item.sig.asyncness.is_some();
+    if is_async && attr.blocking.is_present() {
+        errors.at(attr.blocking.span(), "`blocking` is for a sync `fn`, whose whole body then runs on tokio's blocking pool; an `async fn` runs on the turn's task and must not block it: remove `blocking` and move the blocking part into `tokio::task::spawn_blocking`, or make the tool a plain `fn`",);
+    }
+    if !is_async
+        && !attr.blocking.is_present()
+        && let Some(timeout) = attr.span_of("timeout")
+    {
+        errors.spanned(timeout, "a sync tool runs inline on the turn's task, where a timeout cannot interrupt it; make it `async fn`, or add `blocking` to run it on tokio's blocking pool",);
     }
 }
 

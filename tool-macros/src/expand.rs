@@ -5,15 +5,15 @@
 //! own locals use mixed-site hygiene, so nothing in the user's scope can capture them.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, ItemFn};
+use syn::{GenericArgument, Ident, ItemFn, PathArguments, Type};
 
 use crate::attr::{Risk, ToolAttr};
 use crate::check::{self, Decl};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::model::{ContextParam, Output, ToolFn, Wrapper};
+use crate::model::{Output, ParamKind, ToolFn};
 
 /// The whole macro: parse, check, then expand or fall back.
 pub(crate) fn tool(
@@ -53,14 +53,15 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
     let ident = &item.sig.ident;
     let marker = marker(tool, &p);
     let args_struct = args_struct(tool, &p);
+    let returns = returns(tool, decl, &p);
     let spec = spec(tool, decl, &p);
-    let checks = checks(tool, decl, &p);
-    let call = call_body(tool, decl, &p);
+    let checks = checks(tool, &p);
+    let prepare = prepare(tool, decl, &p);
     let takes_context = tool.context().is_some();
     let deps_type = match tool.context() {
-        Some((_, context)) => {
-            let core = &context.core;
-            quote!(<#core as #p::FromCallContext>::deps_type())
+        Some(context) => {
+            let deps_type = context_fn(&context.ty, "deps_type", &p);
+            quote!(#deps_type())
         }
         None => quote!(#p::Option::None),
     };
@@ -74,6 +75,7 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
         const _: () = {
             #checks
             #args_struct
+            #returns
             #spec
 
             impl #p::Tool for #ident {
@@ -89,13 +91,7 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
                     #takes_context
                 }
 
-                fn prepare(
-                    &self,
-                    args: #p::ToolArgs<'_>,
-                    call: &#p::CallContext,
-                ) -> #p::Result<#p::ToolFuture, #p::ToolError> {
-                    #call
-                }
+                #prepare
             }
 
             impl #p::ToolDef for #ident {
@@ -134,10 +130,19 @@ pub(crate) fn marker(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     }
 }
 
+/// The parameters struct, with a parse and a schema function.
+///
+/// A parameter whose type the struct may hold as a type parameter (no default and no serde
+/// attribute that names a function of its type: see `is_generic`) is one: the derived impls
+/// are then checked once, generically, and the parameter's type is checked only where the
+/// parse and schema functions are called with it, each type spanned where the function names
+/// it. A type without `Deserialize` or `JsonSchema` is so one error, on that type. Other
+/// parameters keep their type in the struct, checked by `assert_param`.
 fn args_struct(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let serde_path = format!("{p}::serde").replace(' ', "");
     let schemars_path = format!("{p}::schemars").replace(' ', "");
     let mut default_fns = Vec::new();
+    let mut type_params = Vec::new();
     let fields = tool.fields().map(|(param, field)| {
         let name = &param.ident;
         let ty = &param.ty;
@@ -153,24 +158,102 @@ fn args_struct(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             });
             quote!(#[serde(default = #function_name)])
         });
+        let field_ty = if is_generic(field) {
+            let param = type_param(type_params.len());
+            type_params.push(param.clone());
+            quote!(#param)
+        } else {
+            quote!(#ty)
+        };
         quote! {
             #(#docs)*
             #(#passthrough)*
             #default
-            #name: #ty,
+            #name: #field_ty,
         }
     });
     let fields: Vec<TokenStream> = fields.collect();
+    let path = p.to_string().replace(' ', "");
+    let bounds = |traits: &str| {
+        type_params
+            .iter()
+            .map(|param| format!("{param}: {path}::{traits}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (deserialize_bounds, schema_bounds) = (bounds("ParamDeserialize"), bounds("ParamSchema"));
+    let deserialize_params = type_params
+        .iter()
+        .map(|param| quote!(#param: #p::ParamDeserialize));
+    let schema_params = type_params
+        .iter()
+        .map(|param| quote!(#param: #p::ParamSchema));
+    let args = Ident::new("__args", Span::mixed_site());
     quote! {
         #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
-        #[serde(crate = #serde_path, deny_unknown_fields)]
-        #[schemars(crate = #schemars_path)]
-        struct __ToolArgs {
+        #[serde(
+            crate = #serde_path,
+            deny_unknown_fields,
+            bound(deserialize = #deserialize_bounds)
+        )]
+        #[schemars(crate = #schemars_path, bound = #schema_bounds)]
+        struct __ToolArgs<#(#type_params),*> {
             #(#fields)*
+        }
+
+        fn __tool_parse<#(#deserialize_params),*>(
+            #args: #p::ToolArgs<'_>,
+        ) -> #p::Result<__ToolArgs<#(#type_params),*>, #p::ToolError> {
+            #p::parse_args(#args)
+        }
+
+        fn __tool_schema<#(#schema_params),*>() -> #p::serde_json::Value {
+            #p::input_schema_for::<__ToolArgs<#(#type_params),*>>()
         }
 
         #(#default_fns)*
     }
+}
+
+/// Whether a parameter's type can be a type parameter of the parameters struct: it has no
+/// `#[default]` (its function returns the type as written) and its serde attributes only
+/// rename it (`with`, `deserialize_with`, `default` name functions of the type as written).
+fn is_generic(field: &crate::model::FieldParam) -> bool {
+    field.default.is_none()
+        && field.passthrough.iter().all(|attr| {
+            let serde = attr.path().is_ident("serde");
+            let mut keys = Vec::new();
+            let parsed = attr.parse_nested_meta(|meta| {
+                keys.push(meta.path.get_ident().map(ToString::to_string));
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.input.parse::<proc_macro2::Group>()?;
+                }
+                Ok(())
+            });
+            parsed.is_ok()
+                && keys.iter().all(|key| match key.as_deref() {
+                    Some("rename" | "alias") => true,
+                    Some("default" | "skip" | "skip_deserializing" | "flatten") => false,
+                    Some(_) => !serde,
+                    None => false,
+                })
+        })
+}
+
+/// The `index`th type parameter of the parameters struct.
+fn type_param(index: usize) -> Ident {
+    format_ident!("__T{index}")
+}
+
+/// The types the parameters struct is instantiated with: each generic parameter's type as
+/// written, so that the compiler underlines it when it lacks a trait.
+fn generic_types(tool: &ToolFn) -> Vec<&Type> {
+    tool.fields()
+        .filter(|(_, field)| is_generic(field))
+        .map(|(param, _)| &param.ty)
+        .collect()
 }
 
 fn unraw(ident: &Ident) -> String {
@@ -223,19 +306,19 @@ fn spec(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
     });
     let output_schema = match &tool.output {
         Output::Unit => quote!(#p::Option::None),
-        Output::Plain(ty) => quote!((&#p::OutputSchemaProbe::<#ty>::new()).output_schema()),
-        Output::Result(ty) => quote! {
-            (&#p::OutputSchemaProbe::<<#ty as #p::IntoToolResult>::Ok>::new()).output_schema()
+        Output::Plain(_) | Output::Result(_) => quote! {
+            (&#p::OutputSchemaProbe::<<__ToolReturns as #p::Returns>::Ok>::new()).output_schema()
         },
     };
     let line = quote_spanned!(ident.span()=> ::core::line!());
+    let generic_types = generic_types(tool);
     quote! {
         fn __tool_spec() -> &'static #p::ToolSpec {
-            static SPEC: #p::OnceLock<#p::ToolSpec> = #p::OnceLock::new();
-            SPEC.get_or_init(|| {
+            static __TOOL_SPEC: #p::OnceLock<#p::ToolSpec> = #p::OnceLock::new();
+            __TOOL_SPEC.get_or_init(|| {
                 #[allow(unused_imports)]
                 use #p::{HasOutputSchema as _, NoOutputSchema as _};
-                #p::ToolSpec::new(#name, #description, #p::input_schema_for::<__ToolArgs>())
+                #p::ToolSpec::new(#name, #description, __tool_schema::<#(#generic_types),*>())
                     #title
                     #version
                     .with_output_schema(#output_schema)
@@ -262,117 +345,235 @@ fn spec(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
     }
 }
 
-/// Compile-time checks spanned on what the user wrote, so a wrong type is underlined where it
-/// is written.
-fn checks(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
-    let params = tool.fields().map(|(param, _)| {
-        let ty = &param.ty;
-        quote_spanned!(ty.span()=> const _: () = #p::assert_param::<#ty>();)
-    });
-    let context = tool.context().map(|(_, context)| {
-        let core = &context.core;
-        quote_spanned!(core.span()=> const _: () = #p::assert_context::<#core>();)
-    });
-    let returns = match &tool.output {
-        Output::Result(ty) => quote_spanned! {ty.span()=>
-            const _: () = #p::assert_return::<<#ty as #p::ResultParts>::Ok>();
-            const _: () = #p::assert_error::<<#ty as #p::ResultParts>::Err>();
-        },
-        Output::Plain(ty) => quote_spanned!(ty.span()=> const _: () = #p::assert_return::<#ty>();),
-        Output::Unit => TokenStream::new(),
-    };
-    let page = match (&tool.output, decl.pagination) {
-        (Output::Result(ty), true) => Some(
-            quote_spanned!(ty.span()=> const _: () = #p::assert_page::<<#ty as #p::IntoToolResult>::Ok>();),
+/// What the function returns, as `Returns` (and `PageReturns` for a pagination tool): the
+/// success and error types, each spanned where the function names it, so that a type that
+/// does not fit is one error there and the code that uses them (generic over `Returns`)
+/// adds none.
+fn returns(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
+    let (ok, err, ok_span) = match &tool.output {
+        Output::Unit => (
+            quote!(()),
+            quote!(#p::Infallible),
+            tool.item.sig.ident.span(),
         ),
-        (Output::Plain(ty), true) => {
-            Some(quote_spanned!(ty.span()=> const _: () = #p::assert_page::<#ty>();))
+        Output::Plain(ty) => (quote!(#ty), quote!(#p::Infallible), first_span(ty)),
+        Output::Result(ty) => {
+            // `Result<T, E>` as written: each side spanned on its own type. An alias such as
+            // `io::Result<T>`: both spanned on the whole type.
+            let (ok_tokens, err_tokens) = match result_args(ty) {
+                Some((ok, err)) => (ok.to_token_stream(), err.to_token_stream()),
+                None => (ty.to_token_stream(), ty.to_token_stream()),
+            };
+            (
+                projection(ty, "Ok", &ok_tokens, p),
+                projection(ty, "Err", &err_tokens, p),
+                first_span(&ok_tokens),
+            )
         }
-        (Output::Unit, true) => Some(quote!(const _: () = #p::assert_page::<()>();)),
-        _ => None,
     };
+    let page = decl.pagination.then(|| {
+        let page_returns = respan(quote!(#p::PageReturns), ok_span);
+        quote_spanned!(ok_span=> impl #page_returns for __ToolReturns {})
+    });
     quote! {
-        #(#params)*
-        #context
-        #returns
+        struct __ToolReturns;
+
+        impl #p::Returns for __ToolReturns {
+            type Ok = #ok;
+            type Err = #err;
+        }
+
         #page
     }
 }
 
-fn call_body(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
-    let ident = &tool.item.sig.ident;
-    let parsed = Ident::new("__parsed", Span::mixed_site());
-    let context_var = Ident::new("__context", Span::mixed_site());
-    let result = Ident::new("__result", Span::mixed_site());
+/// `<ty as ResultParts>::side`, its first token spanned on the first token of `at` and its
+/// last on the last, so that the compiler underlines all of `at` for it.
+fn projection(ty: &Type, side: &str, at: &TokenStream, p: &TokenStream) -> TokenStream {
+    let mut tokens = at.clone().into_iter();
+    let first = tokens
+        .next()
+        .map_or_else(Span::call_site, |token| token.span());
+    let last = tokens.last().map_or(first, |token| token.span());
+    let side = Ident::new(side, last);
+    let open = quote_spanned!(first=> <);
+    quote!(#open #ty as #p::ResultParts>::#side)
+}
 
-    let bindings: Vec<&Ident> = tool.fields().map(|(param, _)| &param.ident).collect();
-    let (make_context, rebind_context) = match tool.context() {
-        Some((_, context)) => {
-            let core = &context.core;
-            let mutability = context
-                .wrappers
-                .contains(&Wrapper::RefMut)
-                .then(|| quote!(mut));
-            (
-                quote! {
-                    let #context_var: #core =
-                        match <#core as #p::FromCallContext>::from_call_context(call.clone()) {
-                            #p::Result::Ok(context) => context,
-                            #p::Result::Err(error) => return #p::Result::Err(error),
-                        };
-                },
-                quote!(let #mutability #context_var = #context_var;),
-            )
-        }
-        None => (quote!(let _ = call;), TokenStream::new()),
+/// `T` and `E` of a return type written `Result<T, E>` (any path ending in `Result`).
+fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
+    let Type::Path(path) = ty else {
+        return None;
     };
-    let call_args = tool.params.iter().map(|param| match &param.kind {
-        crate::model::ParamKind::Context(context) => context_arg(context, &context_var, p),
-        crate::model::ParamKind::Field(_) => {
-            let binding = &param.ident;
-            quote!(#binding)
-        }
+    let PathArguments::AngleBracketed(arguments) = &path.path.segments.last()?.arguments else {
+        return None;
+    };
+    let mut types = arguments.args.iter().filter_map(|arg| match arg {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
     });
-    let awaited = tool.item.sig.asyncness.map(|_| quote!(.await));
+    match (types.next(), types.next(), types.next()) {
+        (Some(ok), Some(err), None) => Some((ok, err)),
+        _ => None,
+    }
+}
+
+/// `<ty as ContextParam<'_>>::function`, every token spanned on the type's first: a type
+/// that is not a context is then the same error at each use, which the compiler reports once,
+/// there.
+fn context_fn(ty: &Type, function: &str, p: &TokenStream) -> TokenStream {
+    let function = Ident::new(function, Span::call_site());
+    respan(
+        quote!(<#ty as #p::ContextParam<'_>>::#function),
+        first_span(ty),
+    )
+}
+
+/// `tokens`, every one spanned at `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
+fn first_span(tokens: &impl ToTokens) -> Span {
+    tokens
+        .to_token_stream()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |token| token.span())
+}
+
+/// Compile-time checks spanned on what the user wrote, so a wrong type is underlined where it
+/// is written.
+fn checks(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    let params = tool
+        .fields()
+        .filter(|(_, field)| !is_generic(field))
+        .map(|(param, _)| {
+            let ty = &param.ty;
+            quote_spanned!(first_span(ty)=> const _: () = #p::assert_param::<#ty>();)
+        });
+    quote! {
+        #(#params)*
+    }
+}
+
+/// `Tool::prepare`: parse the arguments and build the context now (a bad call fails before
+/// anything runs), then box the future that calls the function.
+///
+/// Every local here is mixed-site, and the parameters are bound to mixed-site names: no name
+/// the user's function or parameters use can capture or shadow one of ours, and the function
+/// itself is the only thing its name can mean.
+fn prepare(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
+    let local = |name: &str| Ident::new(name, Span::mixed_site());
+    let (args, call) = (local("__args"), local("__call"));
+    let (parsed, context, result) = (local("__parsed"), local("__context"), local("__result"));
+    let (value, error) = (local("__value"), local("__error"));
+    let ident = &tool.item.sig.ident;
+    let generic_types = generic_types(tool);
+
+    let fields: Vec<TokenStream> = tool
+        .fields()
+        .enumerate()
+        .map(|(index, (param, _))| {
+            let field = &param.ident;
+            let binding = local(&format!("__arg{index}"));
+            quote!(#field: #binding)
+        })
+        .collect();
+    let mut field_index = 0;
+    let call_args: Vec<TokenStream> = tool
+        .params
+        .iter()
+        .map(|param| match &param.kind {
+            ParamKind::Context => {
+                let view = context_fn(&param.ty, "view", p);
+                quote!(#view(&mut #context))
+            }
+            ParamKind::Field(_) => {
+                let binding = local(&format!("__arg{field_index}"));
+                field_index += 1;
+                quote!(#binding)
+            }
+        })
+        .collect();
+
+    let make_context = match tool.context() {
+        Some(param) => {
+            let storage = context_fn(&param.ty, "storage", p);
+            quote! {
+                let #context = match #storage(#call.clone()) {
+                    #p::Result::Ok(#value) => #value,
+                    #p::Result::Err(#error) => return #p::Result::Err(#error),
+                };
+            }
+        }
+        None => quote!(let _ = #call;),
+    };
+    let take_context = tool.context().map(|_| quote!(let mut #context = #context;));
+
+    let run = if decl.blocking {
+        quote! {
+            match #p::run_blocking(move || {
+                #take_context
+                #ident(#(#call_args),*)
+            })
+            .await
+            {
+                #p::Result::Ok(#value) => #value,
+                #p::Result::Err(#error) => return #p::Result::Err(#error),
+            }
+        }
+    } else {
+        let awaited = tool.item.sig.asyncness.map(|_| quote!(.await));
+        quote! {{
+            #take_context
+            #ident(#(#call_args),*) #awaited
+        }}
+    };
     let finish = if decl.pagination {
         quote!(finish_page)
     } else {
         quote!(finish)
     };
     let finish = match &tool.output {
-        Output::Result(ty) => quote_spanned!(ty.span()=> #p::#finish(#result)),
-        Output::Plain(ty) => quote_spanned!(ty.span()=> #p::#finish(#p::Plain(#result))),
-        Output::Unit => quote!(#p::#finish(#p::Plain(#result))),
+        Output::Result(_) => quote!(#p::#finish::<__ToolReturns>(#result)),
+        Output::Plain(_) | Output::Unit => {
+            quote!(#p::#finish::<__ToolReturns>(#p::Result::Ok(#result)))
+        }
     };
     // Spanned on the function's name, so a future that is not `Send` is reported there.
     let future = quote_spanned! {ident.span()=>
         #p::box_future(async move {
-            let __ToolArgs { #(#bindings),* } = #parsed;
-            #rebind_context
-            let #result = #ident(#(#call_args),*) #awaited;
+            let __ToolArgs { #(#fields),* } = #parsed;
+            let #result = #run;
             #finish
         })
     };
     quote! {
-        let #parsed: __ToolArgs = match #p::parse_args(args) {
-            #p::Result::Ok(parsed) => parsed,
-            #p::Result::Err(error) => return #p::Result::Err(error),
-        };
-        #make_context
-        #future
+        fn prepare(
+            &self,
+            #args: #p::ToolArgs<'_>,
+            #call: &#p::CallContext,
+        ) -> #p::Result<#p::ToolFuture, #p::ToolError> {
+            let #parsed = match __tool_parse::<#(#generic_types),*>(#args) {
+                #p::Result::Ok(#value) => #value,
+                #p::Result::Err(#error) => return #p::Result::Err(#error),
+            };
+            #make_context
+            #future
+        }
     }
-}
-
-fn context_arg(context: &ContextParam, var: &Ident, p: &TokenStream) -> TokenStream {
-    context
-        .wrappers
-        .iter()
-        .rev()
-        .fold(quote!(#var), |inner, wrapper| match wrapper {
-            Wrapper::Ref => quote!(&#inner),
-            Wrapper::RefMut => quote!(&mut #inner),
-            Wrapper::Arc => quote!(#p::Arc::new(#inner)),
-            Wrapper::Box => quote!(#p::Box::new(#inner)),
-            Wrapper::Option => quote!(#p::Option::Some(#inner)),
-        })
 }

@@ -23,16 +23,16 @@ pub(crate) struct ToolFn {
 impl ToolFn {
     pub(crate) fn fields(&self) -> impl Iterator<Item = (&Param, &FieldParam)> {
         self.params.iter().filter_map(|param| match &param.kind {
-            ParamKind::Field(field) => Some((param, field)),
-            ParamKind::Context(_) => None,
+            ParamKind::Field(field) => Some((param, &**field)),
+            ParamKind::Context => None,
         })
     }
 
-    pub(crate) fn context(&self) -> Option<(&Param, &ContextParam)> {
-        self.params.iter().find_map(|param| match &param.kind {
-            ParamKind::Context(context) => Some((param, context)),
-            ParamKind::Field(_) => None,
-        })
+    /// The context parameter, when the function takes one.
+    pub(crate) fn context(&self) -> Option<&Param> {
+        self.params
+            .iter()
+            .find(|param| matches!(param.kind, ParamKind::Context))
     }
 }
 
@@ -45,18 +45,15 @@ pub(crate) struct Param {
 }
 
 pub(crate) enum ParamKind {
-    Context(ContextParam),
-    Field(FieldParam),
+    /// Injected by the runtime, never in the schema. The expansion names only the type as
+    /// written: `ContextParam` (in `__private`) builds it, also through an alias.
+    Context,
+    Field(Box<FieldParam>),
 }
 
-/// A context parameter: the core context type and the wrappers around it, outermost first.
-pub(crate) struct ContextParam {
-    pub(crate) core: Type,
-    pub(crate) wrappers: Vec<Wrapper>,
-}
-
+/// A wrapper the macro sees around a context, to check the form is one the runtime injects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wrapper {
+enum Wrapper {
     Option,
     Ref,
     RefMut,
@@ -165,14 +162,14 @@ impl Param {
             (Pat::Ident(binding), _) if binding.by_ref.is_none() && binding.subpat.is_none() => {
                 binding.ident.clone()
             }
-            (Pat::Wild(wild), Some(_)) => Ident::new("__tool_unused_context", wild.span()),
+            (Pat::Wild(wild), true) => Ident::new("__tool_unused_context", wild.span()),
             _ => {
                 errors.spanned(pat, "a #[tool] parameter must be a plain name (`order_id: String`): the name is what the model sees",);
                 return None;
             }
         };
 
-        if let Some(context) = context {
+        if context {
             for (attr, what) in [
                 (attrs.default.as_ref(), "a default"),
                 (attrs.passthrough.first(), "serde or schemars attributes"),
@@ -189,7 +186,7 @@ impl Param {
             return Some(Self {
                 ident,
                 ty: ty.clone(),
-                kind: ParamKind::Context(context),
+                kind: ParamKind::Context,
             });
         }
 
@@ -215,11 +212,11 @@ impl Param {
         Some(Self {
             ident,
             ty: ty.clone(),
-            kind: ParamKind::Field(FieldParam {
+            kind: ParamKind::Field(Box::new(FieldParam {
                 docs: attrs.docs,
                 default,
                 passthrough: attrs.passthrough,
-            }),
+            })),
         })
     }
 }
@@ -236,9 +233,10 @@ fn default_expr(attr: &Attribute) -> Result<Expr, syn::Error> {
     }
 }
 
-/// Classifies `ty` as a context (`Some`) or not (`None`); a context in a form the runtime
-/// cannot inject is an error.
-fn context_shape(ty: &Type, marked: bool) -> Result<Option<ContextParam>, syn::Error> {
+/// Classifies `ty` as a context (`true`) or not; a context in a form the runtime cannot
+/// inject is an error. A `#[ctx]` type is a context whatever it names: the wrappers the macro
+/// sees are checked, and what it cannot see (an alias) is checked by the type checker.
+fn context_shape(ty: &Type, marked: bool) -> Result<bool, syn::Error> {
     let mut wrappers = Vec::new();
     let mut current = ty;
     loop {
@@ -258,7 +256,7 @@ fn context_shape(ty: &Type, marked: bool) -> Result<Option<ContextParam>, syn::E
                     break;
                 };
                 if last.ident == "RunContext" {
-                    return finish_shape(ty, current, wrappers);
+                    return finish_shape(ty, wrappers);
                 }
                 let wrapper = match last.ident.to_string().as_str() {
                     "Option" => Some(Wrapper::Option),
@@ -271,11 +269,11 @@ fn context_shape(ty: &Type, marked: bool) -> Result<Option<ContextParam>, syn::E
                         wrappers.push(wrapper);
                         current = inner;
                     }
-                    _ if marked => return finish_shape(ty, current, wrappers),
+                    _ if marked => return finish_shape(ty, wrappers),
                     _ => break,
                 }
             }
-            _ if marked => return finish_shape(ty, current, wrappers),
+            _ if marked => return finish_shape(ty, wrappers),
             _ => break,
         }
     }
@@ -288,16 +286,12 @@ fn context_shape(ty: &Type, marked: bool) -> Result<Option<ContextParam>, syn::E
             ),
         ));
     }
-    Ok(None)
+    Ok(false)
 }
 
 /// Checks the wrapper order: at most one `Option`, outermost, and at most one of `&`, `Arc`,
 /// `Box` inside it.
-fn finish_shape(
-    whole: &Type,
-    core: &Type,
-    wrappers: Vec<Wrapper>,
-) -> Result<Option<ContextParam>, syn::Error> {
+fn finish_shape(whole: &Type, wrappers: Vec<Wrapper>) -> Result<bool, syn::Error> {
     let valid = match wrappers.as_slice() {
         [] | [_] => true,
         [Wrapper::Option, inner] => *inner != Wrapper::Option,
@@ -312,10 +306,7 @@ fn finish_shape(
             ),
         ));
     }
-    Ok(Some(ContextParam {
-        core: core.clone(),
-        wrappers,
-    }))
+    Ok(true)
 }
 
 /// Whether peeling `ty` could still reach a context.

@@ -89,11 +89,12 @@ fn every_mistake_in_one_attribute_is_reported_at_once() {
     );
     expect![[r#"
         [
-            "unknown key `raed_only` in #[tool]; did you mean `read_only`?\nvalid keys: name, title, description, version, read_only, mutates_workspace, exclusive, stateful, pagination, idempotent, destructive, open_world, risk, resources, timeout, max_output_chars, example, crate",
+            "unknown key `raed_only` in #[tool]; did you mean `read_only`?\nvalid keys: name, title, description, version, read_only, mutates_workspace, exclusive, stateful, pagination, idempotent, destructive, open_world, risk, resources, timeout, blocking, max_output_chars, example, crate",
             "the parameter name `ctx` is kept for the context, but `u32` is not a `RunContext`; rename the parameter, or mark it `#[ctx]` if its type is an alias of `RunContext<D>`",
             "a #[tool] function cannot be generic: its JSON Schema must be known when the tool is registered; write one concrete #[tool] per type, or take a `serde_json::Value`",
             "a #[tool] takes at most one context, but `second` is a second one (the first is `first`); read everything from one `RunContext<D>`",
             "`read_only` contradicts `destructive`: a read-only tool destroys nothing; remove one of them",
+            "a sync tool runs inline on the turn's task, where a timeout cannot interrupt it; make it `async fn`, or add `blocking` to run it on tokio's blocking pool",
             "a #[tool] needs a description: the model chooses tools by it; add a doc comment (`/// What it does and when to use it.`) or `description = \"...\"`",
             "invalid timeout `soon`: write a positive whole number followed by a unit, such as \"500ms\", \"15s\", \"2m\" or \"1h\"",
         ]
@@ -160,10 +161,12 @@ fn context_forms_are_classified() {
         );
         let text = pretty(output.clone());
         assert_eq!(errors(output), Vec::<String>::new(), "{ty}");
+        // The parameters struct has one field, instantiated with `u32`.
         assert!(
-            text.contains("struct __ToolArgs {\n        id: u32,\n    }"),
+            text.contains("struct __ToolArgs<__T0> {\n        id: __T0,\n    }"),
             "{ty}: {text}"
         );
+        assert!(text.contains("__tool_parse::<u32>(__args)"), "{ty}: {text}");
     }
     for ty in [
         quote!(Vec<RunContext>),
@@ -182,4 +185,132 @@ fn context_forms_are_classified() {
         );
         assert_eq!(errors(output).len(), 1, "{ty}");
     }
+}
+
+#[test]
+fn a_key_in_the_wrong_form_says_how_it_is_written() {
+    let output = expand(
+        quote!(
+            timeout = 5,
+            resources = "db:orders",
+            read_only = true,
+            risk = "wirte",
+            max_output_chars = "many",
+            name = get_order
+        ),
+        quote! {
+            /// Reads.
+            async fn read() -> u32 { 1 }
+        },
+    );
+    expect![[r#"
+        [
+            "`timeout` takes a string with a unit: write `timeout = \"5s\"`",
+            "`resources` takes a list of strings, even of one: write `resources(\"db:orders\")`",
+            "`read_only` is a flag and takes no value: write `read_only`",
+            "`risk` takes \"read\", \"write\" or \"destructive\": write `risk = \"write\"`; did you mean `write`?",
+            "`max_output_chars` takes a whole number: write `max_output_chars = 4000`",
+            "`name` takes a string: write `name = \"get_order\"`",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+}
+
+/// The key table is the one source of the keys: each key's example parses, alone, without an
+/// error, as that key.
+#[test]
+fn every_key_is_written_as_its_example_says() {
+    for key in crate::attr::KEYS {
+        let args: TokenStream = key
+            .example
+            .parse()
+            .unwrap_or_else(|error| panic!("`{}`: {:?}: {error}", key.name, key.example));
+        let mut errors = crate::errors::Errors::default();
+        let attr = crate::attr::ToolAttr::parse(args, &mut errors);
+        assert!(
+            errors.finish().is_ok(),
+            "`{}`: {:?} is rejected",
+            key.name,
+            key.example
+        );
+        assert!(
+            attr.span_of(key.name).is_some(),
+            "{:?} is not `{}`",
+            key.example,
+            key.name
+        );
+    }
+}
+
+#[test]
+fn blocking_is_for_sync_functions_and_a_sync_timeout_needs_it() {
+    let output = expand(
+        quote!(read_only, blocking),
+        quote! {
+            /// Fetches.
+            async fn fetch() -> u32 { 1 }
+        },
+    );
+    expect![[r#"
+        [
+            "`blocking` is for a sync `fn`, whose whole body then runs on tokio's blocking pool; an `async fn` runs on the turn's task and must not block it: remove `blocking` and move the blocking part into `tokio::task::spawn_blocking`, or make the tool a plain `fn`",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+
+    let output = expand(
+        quote!(read_only, timeout = "5s"),
+        quote! {
+            /// Reads.
+            fn read() -> u32 { 1 }
+        },
+    );
+    expect![[r#"
+        [
+            "a sync tool runs inline on the turn's task, where a timeout cannot interrupt it; make it `async fn`, or add `blocking` to run it on tokio's blocking pool",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+
+    for (args, input) in [
+        (
+            quote!(read_only, blocking, timeout = "5s"),
+            quote!(
+                fn read() -> u32 {
+                    1
+                }
+            ),
+        ),
+        (
+            quote!(read_only, timeout = "5s"),
+            quote!(
+                async fn read() -> u32 {
+                    1
+                }
+            ),
+        ),
+    ] {
+        let output = expand(args, quote!(#[doc = "Reads."] #input));
+        assert_eq!(errors(output), Vec::<String>::new());
+    }
+}
+
+/// A parameter named like the function, or like anything the expansion declares, cannot
+/// change what the generated code calls: the function is called by its name alone, and the
+/// arguments are bound to mixed-site names.
+#[test]
+fn the_function_is_called_by_its_name_with_hygienic_arguments() {
+    let output = expand(
+        quote!(read_only),
+        quote! {
+            /// Runs a query.
+            async fn query(query: String, __arg0: u32) -> String { query }
+        },
+    );
+    let text = pretty(output);
+    assert!(
+        text.contains("let __ToolArgs { query: __arg0, __arg0: __arg1 } = __parsed;"),
+        "{text}"
+    );
+    assert!(text.contains("query(__arg0, __arg1).await"), "{text}");
 }

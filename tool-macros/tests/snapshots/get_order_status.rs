@@ -22,75 +22,94 @@ impl get_order_status {
 }
 #[allow(non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
 const _: () = {
-    const _: () = ::tool_core::__private::assert_param::<String>();
     const _: () = ::tool_core::__private::assert_param::<bool>();
-    const _: () = ::tool_core::__private::assert_context::<RunContext<SupportDeps>>();
-    const _: () = ::tool_core::__private::assert_return::<
-        <Result<OrderStatus, ToolError> as ::tool_core::__private::ResultParts>::Ok,
-    >();
-    const _: () = ::tool_core::__private::assert_error::<
-        <Result<OrderStatus, ToolError> as ::tool_core::__private::ResultParts>::Err,
-    >();
     #[derive(
         ::tool_core::__private::serde::Deserialize,
         ::tool_core::__private::schemars::JsonSchema
     )]
-    #[serde(crate = "::tool_core::__private::serde", deny_unknown_fields)]
-    #[schemars(crate = "::tool_core::__private::schemars")]
-    struct __ToolArgs {
+    #[serde(
+        crate = "::tool_core::__private::serde",
+        deny_unknown_fields,
+        bound(deserialize = "__T0: ::tool_core::__private::ParamDeserialize")
+    )]
+    #[schemars(
+        crate = "::tool_core::__private::schemars",
+        bound = "__T0: ::tool_core::__private::ParamSchema"
+    )]
+    struct __ToolArgs<__T0> {
         /// Order id.
-        order_id: String,
+        order_id: __T0,
         /// Include the items.
         #[serde(default = "__tool_default_include_items")]
         include_items: bool,
     }
+    fn __tool_parse<__T0: ::tool_core::__private::ParamDeserialize>(
+        __args: ::tool_core::__private::ToolArgs<'_>,
+    ) -> ::tool_core::__private::Result<
+        __ToolArgs<__T0>,
+        ::tool_core::__private::ToolError,
+    > {
+        ::tool_core::__private::parse_args(__args)
+    }
+    fn __tool_schema<__T0: ::tool_core::__private::ParamSchema>() -> ::tool_core::__private::serde_json::Value {
+        ::tool_core::__private::input_schema_for::<__ToolArgs<__T0>>()
+    }
     fn __tool_default_include_items() -> bool {
         false
     }
+    struct __ToolReturns;
+    impl ::tool_core::__private::Returns for __ToolReturns {
+        type Ok = <Result<
+            OrderStatus,
+            ToolError,
+        > as ::tool_core::__private::ResultParts>::Ok;
+        type Err = <Result<
+            OrderStatus,
+            ToolError,
+        > as ::tool_core::__private::ResultParts>::Err;
+    }
     fn __tool_spec() -> &'static ::tool_core::__private::ToolSpec {
-        static SPEC: ::tool_core::__private::OnceLock<
+        static __TOOL_SPEC: ::tool_core::__private::OnceLock<
             ::tool_core::__private::ToolSpec,
         > = ::tool_core::__private::OnceLock::new();
-        SPEC.get_or_init(|| {
-            #[allow(unused_imports)]
-            use ::tool_core::__private::{HasOutputSchema as _, NoOutputSchema as _};
-            ::tool_core::__private::ToolSpec::new(
-                    "get_order_status",
-                    "Look up one order.",
-                    ::tool_core::__private::input_schema_for::<__ToolArgs>(),
-                )
-                .with_output_schema(
-                    (&::tool_core::__private::OutputSchemaProbe::<
-                        <Result<
-                            OrderStatus,
-                            ToolError,
-                        > as ::tool_core::__private::IntoToolResult>::Ok,
-                    >::new())
-                        .output_schema(),
-                )
-                .with_execution(::tool_core::__private::ToolExecution {
-                    read_only: true,
-                    mutates_workspace: false,
-                    exclusive: false,
-                    stateful_action: false,
-                    pagination: false,
-                })
-                .with_hints(::tool_core::__private::ToolHints {
-                    idempotent: true,
-                    destructive: false,
-                    open_world: false,
-                })
-                .with_risk(::tool_core::__private::RiskLevel::Read)
-                .with_timeout(
-                    ::tool_core::__private::Option::Some(
-                        ::tool_core::__private::Duration::from_millis(5000u64),
-                    ),
-                )
-                .with_location(::tool_core::__private::SourceLocation {
-                    file: ::core::file!(),
-                    line: ::core::line!(),
-                })
-        })
+        __TOOL_SPEC
+            .get_or_init(|| {
+                #[allow(unused_imports)]
+                use ::tool_core::__private::{HasOutputSchema as _, NoOutputSchema as _};
+                ::tool_core::__private::ToolSpec::new(
+                        "get_order_status",
+                        "Look up one order.",
+                        __tool_schema::<String>(),
+                    )
+                    .with_output_schema(
+                        (&::tool_core::__private::OutputSchemaProbe::<
+                            <__ToolReturns as ::tool_core::__private::Returns>::Ok,
+                        >::new())
+                            .output_schema(),
+                    )
+                    .with_execution(::tool_core::__private::ToolExecution {
+                        read_only: true,
+                        mutates_workspace: false,
+                        exclusive: false,
+                        stateful_action: false,
+                        pagination: false,
+                    })
+                    .with_hints(::tool_core::__private::ToolHints {
+                        idempotent: true,
+                        destructive: false,
+                        open_world: false,
+                    })
+                    .with_risk(::tool_core::__private::RiskLevel::Read)
+                    .with_timeout(
+                        ::tool_core::__private::Option::Some(
+                            ::tool_core::__private::Duration::from_millis(5000u64),
+                        ),
+                    )
+                    .with_location(::tool_core::__private::SourceLocation {
+                        file: ::core::file!(),
+                        line: ::core::line!(),
+                    })
+            })
     }
     impl ::tool_core::__private::Tool for get_order_status {
         fn spec(&self) -> &::tool_core::__private::ToolSpec {
@@ -101,41 +120,49 @@ const _: () = {
         ) -> ::tool_core::__private::Option<::tool_core::__private::DepsType> {
             <RunContext<
                 SupportDeps,
-            > as ::tool_core::__private::FromCallContext>::deps_type()
+            > as ::tool_core::__private::ContextParam<'_>>::deps_type()
         }
         fn takes_context(&self) -> bool {
             true
         }
         fn prepare(
             &self,
-            args: ::tool_core::__private::ToolArgs<'_>,
-            call: &::tool_core::__private::CallContext,
+            __args: ::tool_core::__private::ToolArgs<'_>,
+            __call: &::tool_core::__private::CallContext,
         ) -> ::tool_core::__private::Result<
             ::tool_core::__private::ToolFuture,
             ::tool_core::__private::ToolError,
         > {
-            let __parsed: __ToolArgs = match ::tool_core::__private::parse_args(args) {
-                ::tool_core::__private::Result::Ok(parsed) => parsed,
-                ::tool_core::__private::Result::Err(error) => {
-                    return ::tool_core::__private::Result::Err(error);
+            let __parsed = match __tool_parse::<String>(__args) {
+                ::tool_core::__private::Result::Ok(__value) => __value,
+                ::tool_core::__private::Result::Err(__error) => {
+                    return ::tool_core::__private::Result::Err(__error);
                 }
             };
-            let __context: RunContext<SupportDeps> = match <RunContext<
+            let __context = match <RunContext<
                 SupportDeps,
-            > as ::tool_core::__private::FromCallContext>::from_call_context(
-                call.clone(),
-            ) {
-                ::tool_core::__private::Result::Ok(context) => context,
-                ::tool_core::__private::Result::Err(error) => {
-                    return ::tool_core::__private::Result::Err(error);
+            > as ::tool_core::__private::ContextParam<'_>>::storage(__call.clone()) {
+                ::tool_core::__private::Result::Ok(__value) => __value,
+                ::tool_core::__private::Result::Err(__error) => {
+                    return ::tool_core::__private::Result::Err(__error);
                 }
             };
             ::tool_core::__private::box_future(async move {
-                let __ToolArgs { order_id, include_items } = __parsed;
-                let __context = __context;
-                let __result = get_order_status(__context, order_id, include_items)
-                    .await;
-                ::tool_core::__private::finish(__result)
+                let __ToolArgs { order_id: __arg0, include_items: __arg1 } = __parsed;
+                let __result = {
+                    let mut __context = __context;
+                    get_order_status(
+                            <RunContext<
+                                SupportDeps,
+                            > as ::tool_core::__private::ContextParam<
+                                '_,
+                            >>::view(&mut __context),
+                            __arg0,
+                            __arg1,
+                        )
+                        .await
+                };
+                ::tool_core::__private::finish::<__ToolReturns>(__result)
             })
         }
     }
