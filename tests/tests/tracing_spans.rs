@@ -24,6 +24,15 @@ async fn price(item: String) -> Result<u32, ToolError> {
     }
 }
 
+/// The price of an item, asked of `price` through a nested call.
+#[tool(read_only)]
+async fn quote(ctx: tool_runtime::RunContext, item: String) -> Result<String, ToolError> {
+    let price = ctx
+        .call_tool("price", serde_json::json!({ "item": item }))
+        .await?;
+    Ok(format!("quote: {}", price.text()))
+}
+
 /// Records the spans opened and the fields recorded on them.
 #[derive(Clone, Default)]
 struct SpanLog(Arc<Mutex<Vec<String>>>);
@@ -68,7 +77,11 @@ fn a_turn_and_each_call_have_spans() {
     {
         panic!("another subscriber is installed");
     }
-    let runtime = match Runtime::builder(Shop).tools(tools![price]).build() {
+    let runtime = match Runtime::builder(Shop)
+        .inventory(false)
+        .tools(tools![price, quote])
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
     };
@@ -83,19 +96,27 @@ fn a_turn_and_each_call_have_spans() {
         vec![
             ToolCall::new("a", "price", r#"{"item":"tea"}"#),
             ToolCall::new("b", "price", r#"{"item":"gold"}"#),
+            ToolCall::new("c", "quote", r#"{"item":"tea"}"#),
         ],
     ));
-    assert_eq!(report.observations().len(), 2);
+    assert_eq!(report.observations().len(), 3);
+    assert_eq!(report.observations()[2].content(), Some("quote: 3"));
     let log = log.0.lock().map(|log| log.clone()).unwrap_or_default();
     assert_eq!(
         log,
         [
-            "tool_turn session=\"s-7\" calls=2",
+            "tool_turn session=\"s-7\" calls=3",
             "tool_call tool=price call_id=a depth=0 batch=0",
             "record outcome=\"success\"",
             "record elapsed_ms=_",
             "tool_call tool=price call_id=b depth=0 batch=0",
             "record outcome=\"execution_failed\"",
+            "record elapsed_ms=_",
+            "tool_call tool=quote call_id=c depth=0 batch=0",
+            "tool_call tool=price call_id=c/price depth=1",
+            "record outcome=\"success\"",
+            "record elapsed_ms=_",
+            "record outcome=\"success\"",
             "record elapsed_ms=_",
         ]
     );

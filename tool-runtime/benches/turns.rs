@@ -1,8 +1,9 @@
 //! The governed path: a whole turn through the runtime (plan, schedule, shells, output
 //! policy), for one call and per call in a batch of 64 read-only no-op calls (with and without
-//! a `RunContext` to inject), against the same hand-written baseline as the dispatch benchmark;
-//! and the wall time of 64 calls that each sleep 10 ms, read-only (concurrent) against writes
-//! (serial).
+//! a `RunContext` to inject, with arguments as JSON text and as a parsed `Value`, answering at
+//! once and awaiting once), against the same hand-written baseline as the dispatch benchmark;
+//! and the wall time, with the default settings, of 64 calls that each sleep 10 ms, read-only
+//! (concurrent) against writes (serial).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -41,6 +42,16 @@ async fn noop_with_context(
     Echo { order_id, ok: true }
 }
 
+/// Echoes after yielding once to the executor, as a tool awaiting I/O that is ready does.
+#[tool(read_only)]
+async fn noop_awaiting_once(
+    /// The order id.
+    order_id: String,
+) -> Echo {
+    tokio::task::yield_now().await;
+    Echo { order_id, ok: true }
+}
+
 /// Sleeps 10 ms, reading.
 #[tool(read_only)]
 async fn sleep_read() -> u32 {
@@ -68,10 +79,17 @@ fn calls(count: usize, name: &str, args: &str) -> Vec<ToolCall> {
         .collect()
 }
 
+/// A runtime with the default settings.
 fn runtime() -> Runtime<Desk> {
     match Runtime::builder(Desk)
-        .tools(tools![noop, noop_with_context, sleep_read, sleep_write])
-        .max_concurrency(64)
+        .inventory(false)
+        .tools(tools![
+            noop,
+            noop_with_context,
+            noop_awaiting_once,
+            sleep_read,
+            sleep_write
+        ])
         .build()
     {
         Ok(runtime) => runtime,
@@ -133,6 +151,22 @@ fn governed(c: &mut Criterion) {
     });
     let many = calls(64, "noop_with_context", ARGS);
     group.bench_function("64 read-only calls taking their context, one turn", |b| {
+        b.iter(|| black_box(executor.block_on(runtime.execute(&session, &many))));
+    });
+    let many: Vec<ToolCall> = (0..64)
+        .map(|n| {
+            ToolCall::new(
+                format!("call_{n}"),
+                "noop",
+                serde_json::json!({"order_id": "A-1024"}),
+            )
+        })
+        .collect();
+    group.bench_function("64 read-only calls, arguments as a Value, one turn", |b| {
+        b.iter(|| black_box(executor.block_on(runtime.execute(&session, &many))));
+    });
+    let many = calls(64, "noop_awaiting_once", ARGS);
+    group.bench_function("64 read-only calls awaiting once, one turn", |b| {
         b.iter(|| black_box(executor.block_on(runtime.execute(&session, &many))));
     });
     group.finish();

@@ -10,19 +10,21 @@
 //! tool's first poll, each able to answer the call without running it.
 
 use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tool_core::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
 use crate::observation::{Observation, Outcome};
 use crate::output::{self, redact::Redactor};
 use crate::plan::Planned;
 use crate::runtime::Shared;
-use crate::shells::{self, CallShells};
+use crate::shells::{CallShells, Retry};
 
 /// How a call ended, before the output policy.
 pub(crate) struct Ended {
@@ -31,48 +33,65 @@ pub(crate) struct Ended {
     pub(crate) elapsed: Duration,
 }
 
-impl<D: Any + Send + Sync> Shared<D> {
-    /// Runs one planned call from its first poll to its end: every call takes this path.
-    ///
-    /// A call whose turn was cancelled before it started does not start.
-    pub(crate) async fn run_call(
-        &self,
-        planned: &Planned<'_>,
+/// One planned call on its way through the path: a future that polls the shells in the call's
+/// span and ends with the call's result, handing the planned call back.
+///
+/// It is `Unpin`: a batch polls each call once where it stands, and only a call still running
+/// after that poll moves into the set of waiting calls.
+pub(crate) struct RunCall<'a> {
+    span: tracing::Span,
+    path: Path<'a>,
+}
+
+/// Where a call stands on its path.
+struct Path<'a> {
+    planned: Option<Planned<'a>>,
+    cancel: Option<&'a CancellationToken>,
+    state: State<'a>,
+}
+
+enum State<'a> {
+    NotStarted {
         first: ToolFuture,
-        cancel: Option<&CancellationToken>,
-    ) -> Ended {
-        let started = Instant::now();
-        if cancel.is_some_and(CancellationToken::is_cancelled) {
-            return Ended {
-                result: Err(cancelled_error()),
-                attempts: 0,
-                elapsed: Duration::ZERO,
-            };
-        }
-        // The gates (scope, policy and approval, idempotency) go here.
+        shells: CallShells<'a>,
+    },
+    Running {
+        started: Instant,
+        retry: Retry<'a>,
+        // Boxed: only a call that waits in a cancellable turn needs it.
+        waiting: Option<Pin<Box<WaitForCancellationFuture<'a>>>>,
+    },
+    Done,
+}
+
+/// A call at the end of its path, before the output policy.
+pub(crate) struct Finished<'a> {
+    pub(crate) planned: Planned<'a>,
+    pub(crate) ended: Ended,
+    pub(crate) span: tracing::Span,
+}
+
+impl<D: Any + Send + Sync> Shared<D> {
+    /// The path of one planned call: every call, top-level or nested, takes it.
+    pub(crate) fn run_call<'a>(
+        &'a self,
+        planned: Planned<'a>,
+        first: ToolFuture,
+        span: tracing::Span,
+        cancel: Option<&'a CancellationToken>,
+    ) -> RunCall<'a> {
         let shells = CallShells {
             retry: &self.retry,
             repeatable: planned.repeatable(),
             timeout: planned.timeout(&self.limits),
         };
-        let attempts = AtomicU32::new(1);
-        let run = shells::run(&shells, first, started, || {
-            attempts.fetch_add(1, Ordering::Relaxed);
-            planned.prepare_again()
-        });
-        let result = match cancel {
-            // The call first: a call that finishes at once never registers with the token.
-            Some(cancel) => tokio::select! {
-                biased;
-                (result, _) = run => result,
-                () = cancel.cancelled() => Err(cancelled_error()),
+        RunCall {
+            span,
+            path: Path {
+                planned: Some(planned),
+                cancel,
+                state: State::NotStarted { first, shells },
             },
-            None => run.await.0,
-        };
-        Ended {
-            result,
-            attempts: attempts.load(Ordering::Relaxed),
-            elapsed: started.elapsed(),
         }
     }
 
@@ -142,6 +161,92 @@ impl<D: Any + Send + Sync> Shared<D> {
             attempts: 0,
             batch: None,
         }
+    }
+}
+
+impl<'a> Future for RunCall<'a> {
+    type Output = Finished<'a>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let ended = {
+            let _entered = this.span.enter();
+            match this.path.poll(cx) {
+                Poll::Ready(ended) => ended,
+                Poll::Pending => return Poll::Pending,
+            }
+        };
+        this.path.state = State::Done;
+        match this.path.planned.take() {
+            Some(planned) => Poll::Ready(Finished {
+                planned,
+                ended,
+                span: std::mem::replace(&mut this.span, tracing::Span::none()),
+            }),
+            // A future polled after it finished; nothing to hand back.
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl Path<'_> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Ended> {
+        let Some(planned) = &self.planned else {
+            return Poll::Pending;
+        };
+        if let State::NotStarted { .. } = self.state {
+            let State::NotStarted { first, shells } =
+                std::mem::replace(&mut self.state, State::Done)
+            else {
+                return Poll::Pending;
+            };
+            let started = Instant::now();
+            // Cancellation is checked before the call starts.
+            if self.cancel.is_some_and(CancellationToken::is_cancelled) {
+                return Poll::Ready(Ended {
+                    result: Err(cancelled_error()),
+                    attempts: 0,
+                    elapsed: Duration::ZERO,
+                });
+            }
+            // The gates (scope, policy and approval, idempotency) go here: each may answer
+            // the call without running it.
+            self.state = State::Running {
+                started,
+                retry: Retry::new(&shells, first, started),
+                waiting: None,
+            };
+        }
+        let State::Running {
+            started,
+            retry,
+            waiting,
+        } = &mut self.state
+        else {
+            return Poll::Pending;
+        };
+        // The call first: a call that is ready when the token fires still counts, and a call
+        // that finishes at once never registers with the token.
+        if let Poll::Ready(result) = retry.poll_attempts(cx, || planned.prepare_again()) {
+            return Poll::Ready(Ended {
+                result,
+                attempts: retry.attempts(),
+                elapsed: started.elapsed(),
+            });
+        }
+        let Some(cancel) = self.cancel else {
+            return Poll::Pending;
+        };
+        let waiting = waiting.get_or_insert_with(|| Box::pin(cancel.cancelled()));
+        if waiting.as_mut().poll(cx).is_ready() {
+            retry.stop();
+            return Poll::Ready(Ended {
+                result: Err(cancelled_error()),
+                attempts: retry.attempts(),
+                elapsed: started.elapsed(),
+            });
+        }
+        Poll::Pending
     }
 }
 

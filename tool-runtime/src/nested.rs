@@ -13,10 +13,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
-use tracing::Instrument;
 
 use crate::call::Arguments;
-use crate::call_path::{call_span, record_end, redact_error};
+use crate::call_path::{Finished, call_span, record_end, redact_error};
 use crate::plan::{CallRef, PlannedContext};
 use crate::runtime::Shared;
 
@@ -87,38 +86,35 @@ impl<D: Any + Send + Sync> Shared<D> {
         }
 
         let span = call_span(&planned, depth, None);
-        async {
-            let order = parent.nested_calls();
-            let _turn = if alone {
-                Ok(order.write().await)
-            } else {
-                Err(order.read().await)
-            };
-            let ended = self.run_call(&planned, first, None).await;
-            let elapsed = ended.elapsed;
-            // The output policy's redaction, on the JSON the calling tool reads. Cutting and
-            // page notices shape text for a model's context: they apply when the calling tool's
-            // own output reaches the model.
-            let result = match ended.result {
-                Ok(output) => {
-                    let (json, count) = self.redactor.redact(output.json());
-                    if count == 0 {
-                        Ok(output)
-                    } else {
-                        let redacted = ToolOutput::from_json(json.into_owned());
-                        Ok(match output.page() {
-                            Some(page) => redacted.with_page(page.clone()),
-                            None => redacted,
-                        })
-                    }
+        let order = parent.nested_calls();
+        let _turn = if alone {
+            Ok(order.write().await)
+        } else {
+            Err(order.read().await)
+        };
+        let Finished { ended, span, .. } = self.run_call(planned, first, span, None).await;
+        let _entered = span.enter();
+        let elapsed = ended.elapsed;
+        // The output policy's redaction, on the JSON the calling tool reads. Cutting and page
+        // notices shape text for a model's context: they apply when the calling tool's own
+        // output reaches the model.
+        let result = match ended.result {
+            Ok(output) => {
+                let (json, count) = self.redactor.redact(output.json());
+                if count == 0 {
+                    Ok(output)
+                } else {
+                    let redacted = ToolOutput::from_json(json.into_owned());
+                    Ok(match output.page() {
+                        Some(page) => redacted.with_page(page.clone()),
+                        None => redacted,
+                    })
                 }
-                Err(error) => Err(redact_error(error, &self.redactor).0),
-            };
-            let kind = result.as_ref().err().map(|error| error.kind().as_str());
-            record_end(&tracing::Span::current(), kind, elapsed);
-            result
-        }
-        .instrument(span)
-        .await
+            }
+            Err(error) => Err(redact_error(error, &self.redactor).0),
+        };
+        let kind = result.as_ref().err().map(|error| error.kind().as_str());
+        record_end(&span, kind, elapsed);
+        result
     }
 }

@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::task::Poll;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -13,7 +14,7 @@ use tracing::Instrument;
 
 use crate::builder::LeftOutTool;
 use crate::call::{Session, ToolCall};
-use crate::call_path::{call_span, record_end};
+use crate::call_path::{Finished, RunCall, call_span, record_end};
 use crate::limits::Limits;
 use crate::observation::{Observation, TurnReport};
 use crate::output::{artifacts::ArtifactStore, redact::Redactor};
@@ -168,33 +169,36 @@ impl<D: Any + Send + Sync> Runtime<D> {
             .collect();
         let batches = schedule::schedule(&slots);
 
-        // 3. Run the batches one after another; a concurrent batch's calls together, at most
-        //    `max_concurrency` at a time.
+        // 3. Run the batches one after another. Each call starts with one poll where it
+        //    stands; the calls still running after it wait together, at most
+        //    `max_concurrency` at a time (a batch that is not concurrent has one call).
         let concurrency = shared.limits.max_concurrency.max(1);
+        let mut waiting = Waiting::default();
         for batch in &batches {
-            let mut members = batch
+            let finish = |finished: Finished<'_>| shared.finish(finished, batch.index);
+            let members = batch
                 .calls
                 .iter()
                 .filter_map(|&index| planned[index].take());
-            if !batch.concurrent || batch.calls.len() == 1 {
-                for (plan, first) in members {
-                    let (index, observation) =
-                        shared.run_top_level(plan, first, batch.index, cancel).await;
+            for (plan, first) in members {
+                if waiting.len() >= concurrency
+                    && let Some(finished) = waiting.next().await
+                {
+                    let (index, observation) = finish(finished);
                     observations[index] = Some(observation);
                 }
-                continue;
-            }
-            let mut running = FuturesUnordered::new();
-            loop {
-                while running.len() < concurrency {
-                    let Some((plan, first)) = members.next() else {
-                        break;
-                    };
-                    running.push(shared.run_top_level(plan, first, batch.index, cancel));
+                let span = call_span(&plan, 0, Some(batch.index));
+                let mut call = shared.run_call(plan, first, span, cancel);
+                match futures::poll!(&mut call) {
+                    Poll::Ready(finished) => {
+                        let (index, observation) = finish(finished);
+                        observations[index] = Some(observation);
+                    }
+                    Poll::Pending => waiting.push(call),
                 }
-                let Some((index, observation)) = running.next().await else {
-                    break;
-                };
+            }
+            while let Some(finished) = waiting.next().await {
+                let (index, observation) = finish(finished);
                 observations[index] = Some(observation);
             }
         }
@@ -223,26 +227,43 @@ impl<D: Any + Send + Sync> Runtime<D> {
 }
 
 impl<D: Any + Send + Sync> Shared<D> {
-    /// Runs one call the model made, inside its span, and observes it.
-    async fn run_top_level(
-        &self,
-        planned: Planned<'_>,
-        first: ToolFuture,
-        batch: usize,
-        cancel: Option<&CancellationToken>,
-    ) -> (usize, Observation) {
-        let span = call_span(&planned, 0, Some(batch));
-        async {
-            let ended = self.run_call(&planned, first, cancel).await;
-            let observation = self.observe(&planned, ended, Some(batch));
-            record_end(
-                &tracing::Span::current(),
-                observation.error_kind(),
-                observation.elapsed,
-            );
-            (planned.index, observation)
+    /// The observation of a call the model made, at the end of its path: the output policy
+    /// applied in the call's span.
+    fn finish(&self, finished: Finished<'_>, batch: usize) -> (usize, Observation) {
+        let Finished {
+            planned,
+            ended,
+            span,
+        } = finished;
+        let observation = span.in_scope(|| self.observe(&planned, ended, Some(batch)));
+        record_end(&span, observation.error_kind(), observation.elapsed);
+        (planned.index, observation)
+    }
+}
+
+/// The calls of a batch still running after their first poll, driven together. Most turns have
+/// none, so the set is only made for the first.
+#[derive(Default)]
+struct Waiting<'a> {
+    running: Option<FuturesUnordered<RunCall<'a>>>,
+}
+
+impl<'a> Waiting<'a> {
+    fn len(&self) -> usize {
+        self.running.as_ref().map_or(0, FuturesUnordered::len)
+    }
+
+    fn push(&mut self, call: RunCall<'a>) {
+        self.running
+            .get_or_insert_with(FuturesUnordered::new)
+            .push(call);
+    }
+
+    /// The next call to finish, or `None` when none is running.
+    async fn next(&mut self) -> Option<Finished<'a>> {
+        match &mut self.running {
+            Some(running) => running.next().await,
+            None => None,
         }
-        .instrument(span)
-        .await
     }
 }

@@ -73,6 +73,11 @@ impl Future for Contained {
 }
 
 impl Contained {
+    /// Drops the tool's future now (a timeout or a cancellation stops it), contained.
+    pub(crate) fn stop(&mut self) {
+        self.drop_future();
+    }
+
     fn drop_future(&mut self) {
         if let Some(future) = self.future.take() {
             drop_contained(future);

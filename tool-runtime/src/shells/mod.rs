@@ -24,9 +24,7 @@ pub(crate) mod timeout;
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-use tool_core::{ToolError, ToolFuture, ToolOutput};
-
+pub(crate) use retry::Retry;
 pub use retry::RetryPolicy;
 
 /// What the shells need to know of a call.
@@ -36,29 +34,4 @@ pub(crate) struct CallShells<'a> {
     /// `idempotent`.
     pub(crate) repeatable: bool,
     pub(crate) timeout: Option<Duration>,
-}
-
-/// Runs a call through retry, timeout and contain, in that order (outermost first).
-///
-/// `first` is the first attempt, started at `started`; `again()` prepares a fresh attempt.
-/// Returns the last attempt's result and how many attempts ran.
-pub(crate) async fn run<F>(
-    shells: &CallShells<'_>,
-    first: ToolFuture,
-    started: Instant,
-    again: F,
-) -> (Result<ToolOutput, ToolError>, u32)
-where
-    F: FnMut() -> ToolFuture,
-{
-    let mut first = Some((first, started));
-    let mut again = again;
-    retry::run(shells.retry, shells.repeatable, || {
-        let (future, started) = match first.take() {
-            Some(first) => first,
-            None => (again(), Instant::now()),
-        };
-        timeout::run(shells.timeout, started, contain::Contained::new(future))
-    })
-    .await
 }

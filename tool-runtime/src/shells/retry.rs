@@ -8,11 +8,16 @@
 //! once.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rand::Rng;
-use tokio::time::Instant;
-use tool_core::{ErrorKind, ToolError, ToolOutput};
+use tokio::time::{Instant, Sleep};
+use tool_core::{ErrorKind, ToolError, ToolFuture, ToolOutput};
+
+use super::CallShells;
+use super::timeout::{self, Timeout};
 
 /// How transient failures are retried.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,38 +139,96 @@ impl RetryPolicy {
     }
 }
 
-/// Runs `attempt()` again while the failure is worth another attempt and attempts remain.
-/// Returns the last result and how many attempts ran.
-pub(crate) async fn run<F, Fut>(
-    policy: &RetryPolicy,
+/// A call's attempts: each one through the timeout shell, and another one, after a backoff,
+/// while the failure is worth it and attempts remain.
+///
+/// Polled with [`Retry::poll_attempts`], given the way to prepare a further attempt (which
+/// borrows the planned call the caller keeps beside it).
+pub(crate) struct Retry<'a> {
+    policy: &'a RetryPolicy,
     repeatable: bool,
-    mut attempt: F,
-) -> (Result<ToolOutput, ToolError>, u32)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<ToolOutput, ToolError>>,
-{
-    let mut number = 1;
-    loop {
-        let result = attempt().await;
-        match result {
-            Err(error)
-                if number < policy.max_attempts && policy.should_retry(&error, repeatable) =>
-            {
-                tracing::debug!(attempt = number, error = %error, "transient failure; retrying");
+    limit: Option<Duration>,
+    /// The attempt running, or `None` while backing off.
+    attempt: Option<Timeout>,
+    /// The backoff before the next attempt.
+    backoff: Option<Pin<Box<Sleep>>>,
+    number: u32,
+}
+
+impl<'a> Retry<'a> {
+    /// Attempts of a call, the first one being `first`, started at `started`.
+    pub(crate) fn new(shells: &CallShells<'a>, first: ToolFuture, started: Instant) -> Self {
+        Self {
+            policy: shells.retry,
+            repeatable: shells.repeatable,
+            limit: shells.timeout,
+            attempt: Some(Timeout::new(first, started, shells.timeout)),
+            backoff: None,
+            number: 1,
+        }
+    }
+
+    /// How many attempts started.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.number
+    }
+
+    /// Stops the attempt running, if any.
+    pub(crate) fn stop(&mut self) {
+        if let Some(attempt) = &mut self.attempt {
+            attempt.stop();
+        }
+        self.attempt = None;
+        self.backoff = None;
+    }
+
+    /// Drives the attempts; `again()` prepares a fresh attempt. Ready with the last result.
+    pub(crate) fn poll_attempts(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut again: impl FnMut() -> ToolFuture,
+    ) -> Poll<Result<ToolOutput, ToolError>> {
+        loop {
+            if let Some(attempt) = &mut self.attempt {
+                let result = match Pin::new(attempt).poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(result) => result,
+                };
+                self.attempt = None;
+                let error = match result {
+                    Err(error)
+                        if self.number < self.policy.max_attempts
+                            && self.policy.should_retry(&error, self.repeatable) =>
+                    {
+                        error
+                    }
+                    result => return Poll::Ready(result),
+                };
+                tracing::debug!(attempt = self.number, error = %error, "transient failure; retrying");
                 let backoff = Instant::now()
-                    .checked_add(policy.delay(number))
+                    .checked_add(self.policy.delay(self.number))
                     .ok_or(())
-                    .and_then(|deadline| super::timeout::timer(deadline).map_err(|_| ()));
+                    .and_then(|deadline| timeout::timer(deadline).map_err(|_| ()));
                 match backoff {
-                    Ok(timer) => timer.await,
-                    // No timer: the failure is the answer (the error says what was needed
-                    // only when the call itself waits).
-                    Err(()) => return (Err(error), number),
+                    Ok(timer) => self.backoff = Some(timer),
+                    // No timer: the failure is the answer.
+                    Err(()) => return Poll::Ready(Err(error)),
                 }
-                number += 1;
             }
-            result => return (result, number),
+            if let Some(backoff) = &mut self.backoff {
+                if backoff.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.backoff = None;
+                self.number += 1;
+                self.attempt = Some(Timeout::new(again(), Instant::now(), self.limit));
+                continue;
+            }
+            // Neither running nor backing off: stopped.
+            return Poll::Ready(Err(ToolError::new(
+                ErrorKind::Internal,
+                "the call was polled after it stopped",
+            )));
         }
     }
 }
