@@ -108,7 +108,7 @@ mod dynamic;
 mod limits;
 mod nested;
 mod observation;
-pub mod output;
+mod output;
 mod plan;
 mod runtime;
 mod schedule;

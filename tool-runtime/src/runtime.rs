@@ -2,8 +2,10 @@
 //! shells and the output policy, answering every call exactly once, in call order.
 
 use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -175,30 +177,34 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let concurrency = shared.limits.max_concurrency.max(1);
         let mut waiting = Waiting::default();
         for batch in &batches {
-            let finish = |finished: Finished<'_>| shared.finish(finished, batch.index);
-            let members = batch
+            // `copied`: a closure over `usize` keeps the turn's future `Send` (one over `&usize`
+            // held across an await does not prove it).
+            let mut members = batch
                 .calls
                 .iter()
-                .filter_map(|&index| planned[index].take());
-            for (plan, first) in members {
+                .copied()
+                .filter_map(|index| planned[index].take())
+                .peekable();
+            while members.peek().is_some() {
                 if waiting.len() >= concurrency
                     && let Some(finished) = waiting.next().await
                 {
-                    let (index, observation) = finish(finished);
+                    let (index, observation) = shared.finish(finished, batch.index);
                     observations[index] = Some(observation);
                 }
-                let span = call_span(&plan, 0, Some(batch.index));
-                let mut call = shared.run_call(plan, first, span, cancel);
-                match futures::poll!(&mut call) {
-                    Poll::Ready(finished) => {
-                        let (index, observation) = finish(finished);
-                        observations[index] = Some(observation);
-                    }
-                    Poll::Pending => waiting.push(call),
+                StartCalls {
+                    shared,
+                    members: &mut members,
+                    waiting: &mut waiting,
+                    observations: &mut observations,
+                    concurrency,
+                    batch: batch.index,
+                    cancel,
                 }
+                .await;
             }
             while let Some(finished) = waiting.next().await {
-                let (index, observation) = finish(finished);
+                let (index, observation) = shared.finish(finished, batch.index);
                 observations[index] = Some(observation);
             }
         }
@@ -238,6 +244,47 @@ impl<D: Any + Send + Sync> Shared<D> {
         let observation = span.in_scope(|| self.observe(&planned, ended, Some(batch)));
         record_end(&span, observation.error_kind(), observation.elapsed);
         (planned.index, observation)
+    }
+}
+
+/// Starts a batch's calls, up to the concurrency cap, each with one poll where it stands, in
+/// the turn's task: a call that answers at once is observed, one still running joins the
+/// waiting calls. (A future rather than an `.await` per call, so a call is built and polled on
+/// the stack instead of in the turn's state.)
+struct StartCalls<'t, 'a, D, I> {
+    shared: &'a Shared<D>,
+    members: &'t mut I,
+    waiting: &'t mut Waiting<'a>,
+    observations: &'t mut Vec<Option<Observation>>,
+    concurrency: usize,
+    batch: usize,
+    cancel: Option<&'a CancellationToken>,
+}
+
+impl<'a, D, I> Future for StartCalls<'_, 'a, D, I>
+where
+    D: Any + Send + Sync,
+    I: Iterator<Item = (Planned<'a>, ToolFuture)>,
+{
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        while this.waiting.len() < this.concurrency {
+            let Some((plan, first)) = this.members.next() else {
+                break;
+            };
+            let span = call_span(&plan, 0, Some(this.batch));
+            let mut call = this.shared.run_call(plan, first, span, this.cancel);
+            match Pin::new(&mut call).poll(cx) {
+                Poll::Ready(finished) => {
+                    let (index, observation) = this.shared.finish(finished, this.batch);
+                    this.observations[index] = Some(observation);
+                }
+                Poll::Pending => this.waiting.push(call),
+            }
+        }
+        Poll::Ready(())
     }
 }
 

@@ -37,7 +37,7 @@ pub trait ArtifactStore: Send + Sync + fmt::Debug {
 
 /// The id of `content`: `art-` and 16 hex digits of its FNV-1a hash, so the same output keeps
 /// the same id across runs and processes.
-pub fn artifact_id(content: &str) -> String {
+pub(crate) fn artifact_id(content: &str) -> String {
     let hash = content
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {

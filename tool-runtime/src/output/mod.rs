@@ -6,8 +6,8 @@
 //! pagination tool ends with a notice of the total and the next cursor. Nothing is ever cut
 //! silently.
 
-pub mod artifacts;
-pub mod redact;
+pub(crate) mod artifacts;
+pub(crate) mod redact;
 
 use std::borrow::Cow;
 
