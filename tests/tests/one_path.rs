@@ -240,6 +240,38 @@ async fn a_blocking_sibling_does_not_time_out_a_quick_call() {
     assert!(report.observations()[0].elapsed() >= Duration::from_millis(300));
 }
 
+/// A sync tool that blocks, run on the blocking pool.
+#[tool(read_only, blocking, timeout = "100ms")]
+fn blocking_lookup(
+    /// Milliseconds.
+    millis: u64,
+) -> String {
+    std::thread::sleep(Duration::from_millis(millis));
+    "looked up".to_owned()
+}
+
+#[tokio::test]
+async fn a_blocking_sync_tool_times_out_and_the_turn_goes_on() {
+    let runtime = runtime(RetryPolicy::none());
+    let report = runtime
+        .execute(
+            &Session::new("s"),
+            [
+                ToolCall::new("slow", "blocking_lookup", r#"{"millis":400}"#),
+                ToolCall::new("fast", "blocking_lookup", r#"{"millis":1}"#),
+                ToolCall::new("quick", "quick", r#"{"millis":10}"#),
+            ],
+        )
+        .await;
+    let kinds: Vec<Option<&str>> = report
+        .observations()
+        .iter()
+        .map(|observation| observation.error_kind())
+        .collect();
+    assert_eq!(kinds, [Some("timeout"), None, None]);
+    assert!(report.elapsed() < Duration::from_millis(300), "{report:?}");
+}
+
 // Defect 4: a nested call of a tool that must run alone, from a call that runs alongside
 // others, is refused; it never overlaps them.
 #[tokio::test]
