@@ -20,8 +20,8 @@ pub use ::std::time::Duration;
 pub use ::std::vec::Vec;
 
 pub use crate::args::parse_args;
-pub use crate::context::{CallContext, DepsType, FromCallContext};
 use crate::context::RunContext;
+pub use crate::context::{CallContext, DepsType, FromCallContext};
 use crate::error::ErrorKind;
 pub use crate::error::ToolError;
 pub use crate::page::{IsPage, Page};
@@ -139,9 +139,7 @@ pub fn finish<R: Returns>(result: Result<R::Ok, R::Err>) -> Result<ToolOutput, T
 
 /// Serializes a pagination tool's result, keeping the page's metadata.
 #[inline]
-pub fn finish_page<R: PageReturns>(
-    result: Result<R::Ok, R::Err>,
-) -> Result<ToolOutput, ToolError> {
+pub fn finish_page<R: PageReturns>(result: Result<R::Ok, R::Err>) -> Result<ToolOutput, ToolError> {
     let value = result.map_err(IntoToolError::into_tool_error)?;
     let page = value.page_info();
     value.to_output().map(|output| output.with_page(page))
