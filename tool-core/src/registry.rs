@@ -368,6 +368,10 @@ impl fmt::Debug for Registry {
 /// longer or shorter form of the same name (`lookup_order` for `lookup`).
 #[doc(hidden)]
 pub fn nearest_name<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    // An empty name is near nothing: every name would "contain" it.
+    if name.trim().is_empty() {
+        return None;
+    }
     let lowered = name.to_ascii_lowercase();
     candidates
         .iter()
@@ -460,5 +464,7 @@ mod tests {
             Some("create_ticket")
         );
         assert_eq!(nearest_name("launch_rocket", &names), None);
+        assert_eq!(nearest_name("", &names), None);
+        assert_eq!(nearest_name("  ", &names), None);
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tool_core::ToolError;
+use tool_core::{RunContext, ToolError};
 
 use crate::dynamic::{DynamicTool, DynamicToolError};
 use crate::output::artifacts::ArtifactStore;
@@ -32,7 +32,7 @@ pub(crate) fn read_artifact(
     )
     .read_only()
     .max_output_chars(max_chars + 200)
-    .handler(move |args: Value, _ctx| {
+    .handler(move |args: Value, ctx: RunContext| {
         let store = Arc::clone(&store);
         async move {
             let id = args["artifact_id"].as_str().unwrap_or_default().to_owned();
@@ -43,7 +43,7 @@ pub(crate) fn read_artifact(
                 .unwrap_or(max_chars)
                 .min(max_chars);
             let content = store
-                .get(&id)
+                .get(ctx.session_id(), &id)
                 .map_err(ToolError::transient)?
                 .ok_or_else(|| {
                     ToolError::failed(format!("there is no artifact `{id}`"))

@@ -253,6 +253,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
                 redactor: self.redactor,
                 artifacts: self.artifacts,
                 left_out,
+                artifact_tool: self.artifact_tool,
             }),
         })
     }

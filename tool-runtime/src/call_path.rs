@@ -20,8 +20,9 @@ use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tool_core::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
+use crate::READ_ARTIFACT;
 use crate::observation::{Observation, Outcome};
-use crate::output::{self, redact::Redactor};
+use crate::output::{self, Policy};
 use crate::plan::Planned;
 use crate::runtime::Shared;
 use crate::shells::{CallShells, Retry};
@@ -95,6 +96,24 @@ impl<D: Any + Send + Sync> Shared<D> {
         }
     }
 
+    /// The output policy for a call of `tool` whose output may reach `max_chars`.
+    pub(crate) fn output_policy<'a>(
+        &'a self,
+        session: &'a str,
+        tool: &str,
+        max_chars: usize,
+    ) -> Policy<'a> {
+        Policy {
+            max_chars,
+            redactor: &self.redactor,
+            artifacts: self.artifacts.as_ref(),
+            session,
+            read_limit: self.limits.max_output_chars,
+            // The pages of an artifact are what the model may see already, returned exactly.
+            verbatim: self.artifact_tool && tool == READ_ARTIFACT,
+        }
+    }
+
     /// The observation of a call that ran: the output policy applied to what it returned.
     pub(crate) fn observe(
         &self,
@@ -102,29 +121,21 @@ impl<D: Any + Send + Sync> Shared<D> {
         ended: Ended,
         batch: Option<usize>,
     ) -> Observation {
-        let (outcome, truncated, redactions, artifact, page) = match ended.result {
+        let policy = self.output_policy(
+            planned.context.get().session_id(),
+            planned.name,
+            planned.max_chars(&self.limits),
+        );
+        let (outcome, shaped, page) = match ended.result {
             Ok(output) => {
                 let page = output.page().cloned().map(Box::new);
-                let shaped = output::shape(
-                    output,
-                    planned.max_chars(&self.limits),
-                    &self.redactor,
-                    self.artifacts.as_ref(),
-                );
-                let outcome = Outcome::Success {
-                    content: shaped.content,
-                };
-                (
-                    outcome,
-                    shaped.truncated,
-                    shaped.redactions,
-                    shaped.artifact,
-                    page,
-                )
+                let mut shaped = output::shape(output, &policy);
+                let content = std::mem::take(&mut shaped.content);
+                (Outcome::Success { content }, shaped, page)
             }
             Err(error) => {
-                let (error, redactions) = redact_error(error, &self.redactor);
-                (Outcome::Error { error }, false, redactions, None, None)
+                let (error, shaped) = output::shape_error(error, &policy);
+                (Outcome::Error { error }, shaped, None)
             }
         };
         Observation {
@@ -132,9 +143,9 @@ impl<D: Any + Send + Sync> Shared<D> {
             tool: Arc::clone(planned.name),
             tool_version: planned.version.cloned(),
             outcome,
-            truncated,
-            redactions,
-            artifact,
+            truncated: shaped.truncated,
+            redactions: shaped.redactions,
+            artifact: shaped.artifact,
             page,
             elapsed: ended.elapsed,
             attempts: ended.attempts,
@@ -143,8 +154,15 @@ impl<D: Any + Send + Sync> Shared<D> {
     }
 
     /// The observation of a call answered before it ran (unknown tool, invalid arguments).
-    pub(crate) fn rejected(&self, call_id: &Arc<str>, tool: &str, error: ToolError) -> Observation {
-        let (error, redactions) = redact_error(error, &self.redactor);
+    pub(crate) fn rejected(
+        &self,
+        session: &str,
+        call_id: &Arc<str>,
+        tool: &str,
+        error: ToolError,
+    ) -> Observation {
+        let policy = self.output_policy(session, "", self.limits.max_output_chars);
+        let (error, shaped) = output::shape_error(error, &policy);
         Observation {
             call_id: Arc::clone(call_id),
             tool: Arc::from(tool),
@@ -153,9 +171,9 @@ impl<D: Any + Send + Sync> Shared<D> {
                 .lookup(tool)
                 .and_then(|found| found.version.cloned()),
             outcome: Outcome::Error { error },
-            truncated: false,
-            redactions,
-            artifact: None,
+            truncated: shaped.truncated,
+            redactions: shaped.redactions,
+            artifact: shaped.artifact,
             page: None,
             elapsed: Duration::ZERO,
             attempts: 0,
@@ -277,18 +295,5 @@ pub(crate) fn cancelled_error() -> ToolError {
     ToolError::new(
         ErrorKind::Cancelled,
         "the turn was cancelled before this call finished",
-    )
-}
-
-/// Secrets can reach error messages too (a connection string in a driver's error).
-pub(crate) fn redact_error(error: ToolError, redactor: &Redactor) -> (ToolError, u32) {
-    let (message, count) = redactor.redact(error.message());
-    if count == 0 {
-        return (error, 0);
-    }
-    let message = message.into_owned();
-    (
-        error.with_message(message),
-        u32::try_from(count).unwrap_or(u32::MAX),
     )
 }

@@ -120,7 +120,9 @@ pub use call::{Arguments, Session, ToolCall};
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use limits::Limits;
 pub use observation::{Batch, Observation, Outcome, TurnReport};
-pub use output::artifacts::{ArtifactError, ArtifactStore, DirectoryArtifacts, MemoryArtifacts};
+pub use output::artifacts::{
+    ArtifactError, ArtifactLimits, ArtifactStore, DirectoryArtifacts, MemoryArtifacts,
+};
 pub use output::redact::{Redactor, SecretPattern};
 pub use runtime::Runtime;
 pub use shells::RetryPolicy;

@@ -15,7 +15,8 @@ use serde_json::Value;
 use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
 
 use crate::call::Arguments;
-use crate::call_path::{Finished, call_span, record_end, redact_error};
+use crate::call_path::{Finished, call_span, record_end};
+use crate::output;
 use crate::plan::{CallRef, PlannedContext};
 use crate::runtime::Shared;
 
@@ -65,7 +66,9 @@ impl<D: Any + Send + Sync> Shared<D> {
             |_: &dyn tool_core::Tool| PlannedContext::Own(parent.nested(&*call_id, tool_name));
         let (planned, first) = self.plan(call, context).map_err(|error| {
             tracing::info!(tool = %tool_name, call_id = %call_id, kind = %error.kind(), "nested call rejected while planning");
-            redact_error(error, &self.redactor).0
+            let policy =
+                self.output_policy(parent.session_id(), "", self.limits.max_output_chars);
+            output::shape_error(error, &policy).0
         })?;
 
         // The scheduler's rule, for calls a tool makes.
@@ -111,7 +114,14 @@ impl<D: Any + Send + Sync> Shared<D> {
                     })
                 }
             }
-            Err(error) => Err(redact_error(error, &self.redactor).0),
+            Err(error) => {
+                let policy = self.output_policy(
+                    parent.session_id(),
+                    tool_name,
+                    self.limits.max_output_chars,
+                );
+                Err(output::shape_error(error, &policy).0)
+            }
         };
         let kind = result.as_ref().err().map(|error| error.kind().as_str());
         record_end(&span, kind, elapsed);

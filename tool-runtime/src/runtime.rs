@@ -58,6 +58,8 @@ pub(crate) struct Shared<D> {
     pub(crate) artifacts: Arc<dyn ArtifactStore>,
     /// The `#[tool]`s of the program left out for needing other deps.
     pub(crate) left_out: Vec<LeftOutTool>,
+    /// Whether the built-in `read_artifact` is offered.
+    pub(crate) artifact_tool: bool,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
@@ -121,6 +123,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
     ) -> TurnReport {
         let shared = &*self.shared;
         let started = Instant::now();
+        let session_id = session.id();
         let session = self.shared.session_context(session);
         // The calls' contexts, in one allocation for the turn, and after them the one that
         // tools taking none share.
@@ -153,7 +156,9 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 }
                 Err(error) => {
                     tracing::info!(tool = %call.name, call_id = %call.id, kind = %error.kind(), "rejected while planning");
-                    observations.push(Some(shared.rejected(&call.id, &call.name, error)));
+                    observations.push(Some(
+                        shared.rejected(session_id, &call.id, &call.name, error),
+                    ));
                     planned.push(None);
                 }
             }
@@ -217,6 +222,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 // Every call was either rejected or scheduled; this only guards the invariant.
                 observation.unwrap_or_else(|| {
                     shared.rejected(
+                        session_id,
                         &call.id,
                         &call.name,
                         ToolError::new(ErrorKind::Internal, "the call was not scheduled"),

@@ -1,9 +1,14 @@
 //! Where the full output of a cut result is kept, so the model can read the rest.
+//!
+//! An artifact belongs to the session whose call produced it: it is stored under the session
+//! and read only from it. Both stores are bounded in count, in bytes and in age; the oldest
+//! artifacts go first.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 /// An artifact could not be stored or read.
 #[derive(Debug, thiserror::Error)]
@@ -27,119 +32,276 @@ impl From<std::io::Error> for ArtifactError {
     }
 }
 
-/// Keeps full outputs under stable ids.
+/// Keeps full outputs under ids, per session.
+///
+/// `get` must answer only what `put` stored for the same session: another session asking
+/// for the id gets `None`.
 pub trait ArtifactStore: Send + Sync + fmt::Debug {
-    /// Stores `content` and returns its id.
-    fn put(&self, content: &str) -> Result<String, ArtifactError>;
-    /// The content stored under `id`, when there is one.
-    fn get(&self, id: &str) -> Result<Option<Arc<str>>, ArtifactError>;
+    /// Stores `content` for `session` and returns its id.
+    fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError>;
+    /// The content stored under `id` for `session`, when there is one.
+    fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError>;
 }
 
-/// The id of `content`: `art-` and 16 hex digits of its FNV-1a hash, so the same output keeps
-/// the same id across runs and processes.
-pub(crate) fn artifact_id(content: &str) -> String {
-    let hash = content
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+/// How much an artifact store keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ArtifactLimits {
+    /// The most artifacts kept.
+    pub max_count: usize,
+    /// The most bytes of artifacts kept.
+    pub max_bytes: usize,
+    /// How long an artifact is kept.
+    pub max_age: Duration,
+}
+
+impl Default for ArtifactLimits {
+    /// 256 artifacts, 64 MiB, one hour.
+    fn default() -> Self {
+        Self {
+            max_count: 256,
+            max_bytes: 64 << 20,
+            max_age: Duration::from_secs(3600),
+        }
+    }
+}
+
+impl ArtifactLimits {
+    /// Keeps at most `count` artifacts.
+    #[must_use]
+    pub fn with_max_count(mut self, count: usize) -> Self {
+        self.max_count = count.max(1);
+        self
+    }
+
+    /// Keeps at most `bytes` bytes of artifacts.
+    #[must_use]
+    pub fn with_max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// Keeps each artifact at most `age`.
+    #[must_use]
+    pub fn with_max_age(mut self, age: Duration) -> Self {
+        self.max_age = age;
+        self
+    }
+}
+
+/// The id of `content` stored for `session`: `art-` and 16 hex digits of an FNV-1a hash of
+/// both, so the same output keeps the same id within a session, and ids differ between them.
+pub(crate) fn artifact_id(session: &str, content: &str) -> String {
+    let hash = [session.as_bytes(), &[0xff], content.as_bytes()]
+        .into_iter()
+        .flatten()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| {
             (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
         });
     format!("art-{hash:016x}")
 }
 
-/// Artifacts in memory, the oldest dropped past a capacity.
+/// Artifacts in memory, within [`ArtifactLimits`] (the oldest dropped first).
 #[derive(Debug)]
 pub struct MemoryArtifacts {
-    capacity: usize,
-    state: Mutex<Recent>,
+    limits: ArtifactLimits,
+    state: Mutex<Kept>,
 }
 
 /// The artifacts kept, and the order they came in (oldest first).
 #[derive(Debug, Default)]
-struct Recent {
-    by_id: HashMap<String, Arc<str>>,
-    order: VecDeque<String>,
+struct Kept {
+    by_key: HashMap<(String, String), (Arc<str>, Instant)>,
+    order: VecDeque<(String, String)>,
+    bytes: usize,
 }
 
 impl MemoryArtifacts {
-    /// A store that keeps the `capacity` most recent artifacts.
-    pub fn new(capacity: usize) -> Self {
+    /// A store that keeps the `count` most recent artifacts (and the default bytes and age).
+    pub fn new(count: usize) -> Self {
+        Self::with_limits(ArtifactLimits::default().with_max_count(count))
+    }
+
+    /// A store within `limits`.
+    pub fn with_limits(limits: ArtifactLimits) -> Self {
         Self {
-            capacity: capacity.max(1),
-            state: Mutex::new(Recent::default()),
+            limits,
+            state: Mutex::new(Kept::default()),
         }
     }
 }
 
 impl Default for MemoryArtifacts {
     fn default() -> Self {
-        Self::new(256)
+        Self::with_limits(ArtifactLimits::default())
+    }
+}
+
+impl Kept {
+    fn remove_oldest(&mut self) {
+        if let Some(key) = self.order.pop_front()
+            && let Some((content, _)) = self.by_key.remove(&key)
+        {
+            self.bytes -= content.len();
+        }
     }
 }
 
 impl ArtifactStore for MemoryArtifacts {
-    fn put(&self, content: &str) -> Result<String, ArtifactError> {
-        let id = artifact_id(content);
-        let mut state = self
+    fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError> {
+        let id = artifact_id(session, content);
+        if content.len() > self.limits.max_bytes {
+            return Err(ArtifactError::new(format!(
+                "an output of {} bytes is over the store's limit of {} bytes",
+                content.len(),
+                self.limits.max_bytes
+            )));
+        }
+        let mut kept = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Recent { by_id, order } = &mut *state;
-        if by_id.insert(id.clone(), Arc::from(content)).is_none() {
-            order.push_back(id.clone());
+        let key = (session.to_owned(), id.clone());
+        if !kept.by_key.contains_key(&key) {
+            kept.bytes += content.len();
+            kept.order.push_back(key.clone());
+            kept.by_key
+                .insert(key, (Arc::from(content), Instant::now()));
         }
-        while order.len() > self.capacity {
-            if let Some(oldest) = order.pop_front() {
-                by_id.remove(&oldest);
-            }
+        while kept.order.len() > self.limits.max_count || kept.bytes > self.limits.max_bytes {
+            kept.remove_oldest();
         }
         Ok(id)
     }
 
-    fn get(&self, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
-        let state = self
+    fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
+        let mut kept = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(state.by_id.get(id).cloned())
+        // Expired artifacts are the oldest: drop them from the front.
+        while let Some(oldest) = kept.order.front()
+            && kept
+                .by_key
+                .get(oldest)
+                .is_none_or(|(_, stored)| stored.elapsed() > self.limits.max_age)
+        {
+            kept.remove_oldest();
+        }
+        Ok(kept
+            .by_key
+            .get(&(session.to_owned(), id.to_owned()))
+            .map(|(content, _)| Arc::clone(content)))
     }
 }
 
-/// Artifacts as files in a directory (`<dir>/<id>.txt`), shared by the processes that use it.
+/// Artifacts as files in a directory (`<dir>/<session hash>/<id>.txt`), shared by the processes
+/// that use it, within [`ArtifactLimits`]: each store keeps its bounds on every write, removing
+/// the oldest files first.
 #[derive(Debug, Clone)]
 pub struct DirectoryArtifacts {
     dir: PathBuf,
+    limits: ArtifactLimits,
 }
 
 impl DirectoryArtifacts {
-    /// A store in `dir`, created when missing.
+    /// A store in `dir`, created when missing, with the default limits.
     pub fn new(dir: impl Into<PathBuf>) -> Result<Self, ArtifactError> {
-        let dir = dir.into();
-        std::fs::create_dir_all(&dir)?;
-        Ok(Self { dir })
+        Self::with_limits(dir, ArtifactLimits::default())
     }
 
-    fn path(&self, id: &str) -> Option<PathBuf> {
-        // Ids are ours (`art-` and hex); anything else could name a path outside the directory.
+    /// A store in `dir` within `limits`.
+    pub fn with_limits(
+        dir: impl Into<PathBuf>,
+        limits: ArtifactLimits,
+    ) -> Result<Self, ArtifactError> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self { dir, limits })
+    }
+
+    /// The file of `id` for `session`; `None` for an id that is not one of ours (anything
+    /// else could name a path outside the directory).
+    fn path(&self, session: &str, id: &str) -> Option<PathBuf> {
         let valid = id
             .strip_prefix("art-")
             .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|byte| byte.is_ascii_hexdigit()));
-        valid.then(|| self.dir.join(format!("{id}.txt")))
+        let session_dir = artifact_id("", session).replace("art-", "s-");
+        valid.then(|| self.dir.join(session_dir).join(format!("{id}.txt")))
+    }
+
+    /// Removes expired files, then the oldest until the store is within its count and bytes.
+    fn keep_bounds(&self) -> Result<(), ArtifactError> {
+        let mut files = Vec::new();
+        for session in std::fs::read_dir(&self.dir)? {
+            let session = session?.path();
+            if !session.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(&session)? {
+                let file = file?;
+                let metadata = file.metadata()?;
+                let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                let bytes = usize::try_from(metadata.len()).unwrap_or(usize::MAX);
+                files.push((modified, bytes, file.path()));
+            }
+        }
+        files.sort();
+        let now = SystemTime::now();
+        let mut count = files.len();
+        let mut bytes: usize = files.iter().map(|(_, bytes, _)| bytes).sum();
+        for (modified, size, path) in files {
+            let expired = now
+                .duration_since(modified)
+                .is_ok_and(|age| age > self.limits.max_age);
+            if !expired && count <= self.limits.max_count && bytes <= self.limits.max_bytes {
+                break;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                // Another process removed it first.
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(error.into()),
+            }
+            count -= 1;
+            bytes = bytes.saturating_sub(size);
+        }
+        Ok(())
     }
 }
 
 impl ArtifactStore for DirectoryArtifacts {
-    fn put(&self, content: &str) -> Result<String, ArtifactError> {
-        let id = artifact_id(content);
-        if let Some(path) = self.path(&id) {
+    fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError> {
+        let id = artifact_id(session, content);
+        if content.len() > self.limits.max_bytes {
+            return Err(ArtifactError::new(format!(
+                "an output of {} bytes is over the store's limit of {} bytes",
+                content.len(),
+                self.limits.max_bytes
+            )));
+        }
+        if let Some(path) = self.path(session, &id) {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
             std::fs::write(path, content)?;
         }
+        self.keep_bounds()?;
         Ok(id)
     }
 
-    fn get(&self, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
-        let Some(path) = self.path(id) else {
+    fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
+        let Some(path) = self.path(session, id) else {
             return Ok(None);
         };
+        let expired = std::fs::metadata(&path)
+            .ok()
+            .and_then(|metadata| metadata.modified().ok())
+            .and_then(|modified| SystemTime::now().duration_since(modified).ok())
+            .is_some_and(|age| age > self.limits.max_age);
+        if expired {
+            return Ok(None);
+        }
         match std::fs::read_to_string(path) {
             Ok(content) => Ok(Some(Arc::from(content))),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -152,34 +314,95 @@ impl ArtifactStore for DirectoryArtifacts {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ids_are_stable_and_content_addressed() {
-        assert_eq!(artifact_id("hello"), "art-a430d84680aabd0b");
-        assert_ne!(artifact_id("hello"), artifact_id("hello!"));
+    fn temp_dir(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!(
+            "tool-runtime-artifacts-{name}-{}",
+            std::process::id()
+        ))
     }
 
     #[test]
-    fn memory_store_drops_the_oldest() {
+    fn ids_are_stable_per_session_and_differ_between_sessions() {
+        assert_eq!(artifact_id("s-1", "hello"), artifact_id("s-1", "hello"));
+        assert_ne!(artifact_id("s-1", "hello"), artifact_id("s-1", "hello!"));
+        assert_ne!(artifact_id("s-1", "hello"), artifact_id("s-2", "hello"));
+    }
+
+    #[test]
+    fn an_artifact_is_read_only_from_its_session() {
+        let memory = MemoryArtifacts::default();
+        let dir = temp_dir("sessions");
+        let Ok(directory) = DirectoryArtifacts::new(&dir) else {
+            panic!("temp dir");
+        };
+        for store in [&memory as &dyn ArtifactStore, &directory] {
+            let Ok(id) = store.put("s-1", "full output") else {
+                panic!("put");
+            };
+            assert_eq!(
+                store.get("s-1", &id).ok().flatten().as_deref(),
+                Some("full output")
+            );
+            assert_eq!(store.get("s-2", &id).ok().flatten(), None);
+            assert_eq!(store.get("s-1", "../../etc/passwd").ok().flatten(), None);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_memory_store_is_bounded_in_count_bytes_and_age() {
         let store = MemoryArtifacts::new(2);
         let ids: Vec<String> = ["a", "b", "c"]
             .iter()
-            .filter_map(|content| store.put(content).ok())
+            .filter_map(|content| store.put("s", content).ok())
             .collect();
-        assert_eq!(store.get(&ids[0]).ok().flatten(), None);
-        assert_eq!(store.get(&ids[2]).ok().flatten().as_deref(), Some("c"));
+        assert_eq!(store.get("s", &ids[0]).ok().flatten(), None);
+        assert_eq!(store.get("s", &ids[2]).ok().flatten().as_deref(), Some("c"));
+
+        let store = MemoryArtifacts::with_limits(ArtifactLimits::default().with_max_bytes(10));
+        let first = store.put("s", "12345678").ok();
+        let second = store.put("s", "abcdef").ok();
+        let get = |id: &Option<String>| {
+            id.as_deref()
+                .and_then(|id| store.get("s", id).ok().flatten())
+        };
+        assert_eq!(get(&first), None);
+        assert_eq!(get(&second).as_deref(), Some("abcdef"));
+        assert!(store.put("s", &"x".repeat(11)).is_err());
+
+        let store =
+            MemoryArtifacts::with_limits(ArtifactLimits::default().with_max_age(Duration::ZERO));
+        let id = store.put("s", "gone soon").ok();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(
+            id.as_deref()
+                .and_then(|id| store.get("s", id).ok().flatten()),
+            None
+        );
     }
 
     #[test]
-    fn directory_store_round_trips_and_refuses_foreign_ids() {
-        let dir =
-            std::env::temp_dir().join(format!("tool-runtime-artifacts-{}", std::process::id()));
-        let Ok(store) = DirectoryArtifacts::new(&dir) else {
+    fn the_directory_store_is_bounded_in_count_and_bytes() {
+        let dir = temp_dir("bounds");
+        let _ = std::fs::remove_dir_all(&dir);
+        let limits = ArtifactLimits::default()
+            .with_max_count(3)
+            .with_max_bytes(1_000);
+        let Ok(store) = DirectoryArtifacts::with_limits(&dir, limits) else {
             panic!("temp dir");
         };
-        let id = store.put("full output").ok();
-        let read = id.as_deref().and_then(|id| store.get(id).ok().flatten());
-        assert_eq!(read.as_deref(), Some("full output"));
-        assert_eq!(store.get("../../etc/passwd").ok().flatten(), None);
+        for n in 0..10 {
+            let _ = store.put(&format!("s-{}", n % 2), &format!("output {n}"));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let files: usize = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|session| std::fs::read_dir(session.path()).ok())
+            .map(Iterator::count)
+            .sum();
+        assert_eq!(files, 3);
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -11,7 +11,8 @@ pub(crate) mod redact;
 
 use std::borrow::Cow;
 
-use tool_core::{PageInfo, ToolOutput};
+use serde_json::Value;
+use tool_core::{PageInfo, ToolError, ToolOutput};
 
 use artifacts::ArtifactStore;
 use redact::Redactor;
@@ -29,48 +30,124 @@ pub(crate) struct Shaped {
     pub(crate) artifact: Option<String>,
 }
 
-/// Applies the output policy to a tool's output.
-pub(crate) fn shape(
-    output: ToolOutput,
-    max_chars: usize,
-    redactor: &Redactor,
-    artifacts: &dyn ArtifactStore,
-) -> Shaped {
-    let page = output.page().cloned();
-    let text = output.into_text();
-    let (redacted, redactions) = redactor.redact(&text);
-    let redactions = u32::try_from(redactions).unwrap_or(u32::MAX);
-    let text = match redacted {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(redacted) => redacted,
-    };
-    // More bytes than the limit allows characters is the only case worth counting characters.
-    let total = if text.len() > max_chars {
-        text.chars().count()
-    } else {
-        text.len()
-    };
-    let mut shaped = if total > max_chars {
-        let artifact = artifacts.put(&text);
-        let (content, artifact) = cut(&text, total, max_chars, artifact.ok());
-        Shaped {
-            content,
-            truncated: true,
-            redactions,
-            artifact,
+/// How the output policy applies to one call.
+#[derive(Clone, Copy)]
+pub(crate) struct Policy<'a> {
+    pub(crate) max_chars: usize,
+    pub(crate) redactor: &'a Redactor,
+    pub(crate) artifacts: &'a dyn ArtifactStore,
+    /// The session the output belongs to: its artifact is readable from it only.
+    pub(crate) session: &'a str,
+    /// The most characters one `read_artifact` call returns, for the notice's suggestion.
+    pub(crate) read_limit: usize,
+    /// The output was shaped already (a page of an artifact, kept redacted): it is returned
+    /// exactly, only cut if over the limit.
+    pub(crate) verbatim: bool,
+}
+
+impl Policy<'_> {
+    fn redact(&self, text: String, redactions: &mut u32) -> String {
+        if self.verbatim {
+            return text;
         }
-    } else {
-        Shaped {
-            content: text,
-            truncated: false,
-            redactions,
-            artifact: None,
+        let (redacted, count) = self.redactor.redact(&text);
+        *redactions = redactions.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
+        match redacted {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(redacted) => redacted,
         }
-    };
-    if let Some(page) = &page {
-        shaped.content.push_str(&page_notice(page));
     }
-    shaped
+
+    /// `text` redacted, then cut to the limit (the whole kept as an artifact).
+    fn limit(&self, text: String, redactions: &mut u32) -> (String, bool, Option<String>) {
+        let text = self.redact(text, redactions);
+        // More bytes than the limit allows characters is the only case worth counting.
+        let total = if text.len() > self.max_chars {
+            text.chars().count()
+        } else {
+            text.len()
+        };
+        if total <= self.max_chars {
+            return (text, false, None);
+        }
+        let artifact = self.artifacts.put(self.session, &text).ok();
+        let (content, artifact) = cut(&text, total, self.max_chars, self.read_limit, artifact);
+        (content, true, artifact)
+    }
+}
+
+/// Applies the output policy to a tool's output: secrets redacted, cut to the limit with a
+/// notice, the page notice added; then what the model receives is redacted once more as a
+/// whole (a cursor in the page notice can be a token).
+pub(crate) fn shape(output: ToolOutput, policy: &Policy<'_>) -> Shaped {
+    let page = output.page().cloned();
+    let mut redactions = 0;
+    let (mut content, truncated, artifact) = policy.limit(output.into_text(), &mut redactions);
+    if let Some(page) = &page {
+        content.push_str(&page_notice(page));
+        content = policy.redact(content, &mut redactions);
+    }
+    Shaped {
+        content,
+        truncated,
+        redactions,
+        artifact,
+    }
+}
+
+/// Applies the output policy to an error: its message and hint redacted and cut to the limit
+/// like an output, its details redacted (each string in them) and left out when over the
+/// limit.
+pub(crate) fn shape_error(error: ToolError, policy: &Policy<'_>) -> (ToolError, Shaped) {
+    let mut redactions = 0;
+    let (message, truncated, artifact) = policy.limit(error.message().to_owned(), &mut redactions);
+    let mut error = error.with_message(message);
+    if let Some(hint) = error.hint() {
+        let (hint, _, _) = policy.limit(hint.to_owned(), &mut redactions);
+        error = error.with_hint(hint);
+    }
+    if let Some(details) = error.details() {
+        let mut details = details.clone();
+        redact_strings(&mut details, policy, &mut redactions);
+        let size = details.to_string().chars().count();
+        if size > policy.max_chars {
+            details = serde_json::json!({
+                "omitted": format!("the details ({size} characters) are over the output limit of {} characters", policy.max_chars)
+            });
+        }
+        error = error.with_details(details);
+    }
+    let shaped = Shaped {
+        content: String::new(),
+        truncated,
+        redactions,
+        artifact,
+    };
+    (error, shaped)
+}
+
+/// Redacts every string (and key) in a JSON value, without recursion.
+fn redact_strings(value: &mut Value, policy: &Policy<'_>, redactions: &mut u32) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) => {
+                *text = policy.redact(std::mem::take(text), redactions);
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(entries) => {
+                let keys_hold_secrets = entries.keys().any(|key| policy.redactor.redact(key).1 > 0);
+                if keys_hold_secrets {
+                    let old = std::mem::take(entries);
+                    for (key, entry) in old {
+                        entries.insert(policy.redact(key, redactions), entry);
+                    }
+                }
+                stack.extend(entries.values_mut());
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Keeps the head and tail of `text` (`total` characters) within `max_chars`, with a notice.
@@ -78,6 +155,7 @@ fn cut(
     text: &str,
     total: usize,
     max_chars: usize,
+    read_limit: usize,
     artifact: Option<String>,
 ) -> (String, Option<String>) {
     #[allow(
@@ -91,9 +169,15 @@ fn cut(
     let head_end = byte_index(text, head_chars);
     let tail_start = byte_index(text, total - tail_chars);
     let omitted = total - head_chars - tail_chars;
+    let read = omitted.min(read_limit.max(1));
+    let pages = if read < omitted {
+        format!(" (at most {read} characters per call: continue from where each page ends)")
+    } else {
+        String::new()
+    };
     let how = match &artifact {
         Some(id) => format!(
-            "the full output is artifact {id}; read the omitted part with read_artifact {{\"artifact_id\": \"{id}\", \"offset\": {head_chars}, \"limit\": {omitted}}}, or narrow the request"
+            "the full output is artifact {id}; read the omitted part with read_artifact {{\"artifact_id\": \"{id}\", \"offset\": {head_chars}, \"limit\": {read}}}{pages}, or narrow the request"
         ),
         None => "the full output could not be kept; narrow the request to see the rest".to_owned(),
     };
@@ -125,7 +209,7 @@ pub(crate) fn page_notice(page: &PageInfo) -> String {
         Some(cursor) => format!(
             "\n[page: {} items{of_total}; more remain: call again with \"cursor\": {}]",
             page.returned,
-            serde_json::Value::String(cursor.clone())
+            Value::String(cursor.clone())
         ),
         None => format!(
             "\n[page: {} items{of_total}; this is the last page]",
@@ -139,13 +223,26 @@ mod tests {
     use super::*;
     use artifacts::MemoryArtifacts;
 
+    fn policy<'a>(
+        max_chars: usize,
+        redactor: &'a Redactor,
+        store: &'a MemoryArtifacts,
+    ) -> Policy<'a> {
+        Policy {
+            max_chars,
+            redactor,
+            artifacts: store,
+            session: "s",
+            read_limit: 1_000,
+            verbatim: false,
+        }
+    }
+
     fn shape_text(text: &str, max_chars: usize) -> Shaped {
-        let output = ToolOutput::from_json(serde_json::Value::String(text.to_owned()).to_string());
+        let output = ToolOutput::from_json(Value::String(text.to_owned()).to_string());
         shape(
             output,
-            max_chars,
-            &Redactor::default(),
-            &MemoryArtifacts::default(),
+            &policy(max_chars, &Redactor::default(), &MemoryArtifacts::default()),
         )
     }
 
@@ -161,7 +258,7 @@ mod tests {
     fn long_output_keeps_head_and_tail_with_an_exact_notice() {
         let text: String = ('a'..='z').cycle().take(100).collect();
         let shaped = shape_text(&text, 20);
-        let id = artifacts::artifact_id(&text);
+        let id = artifacts::artifact_id("s", &text);
         assert_eq!(
             shaped.content,
             format!(
@@ -189,11 +286,13 @@ mod tests {
         let secret = "sk-proj-abcdefghijklmnopqrstuvwx1234";
         let text = format!("{secret} {}", "x".repeat(200));
         let store = MemoryArtifacts::default();
-        let output = ToolOutput::from_json(serde_json::Value::String(text).to_string());
-        let shaped = shape(output, 50, &Redactor::default(), &store);
+        let output = ToolOutput::from_json(Value::String(text).to_string());
+        let shaped = shape(output, &policy(50, &Redactor::default(), &store));
         assert_eq!(shaped.redactions, 1);
         assert!(shaped.content.starts_with("[REDACTED:openai_api_key] xxx"));
-        let kept = shaped.artifact.and_then(|id| store.get(&id).ok().flatten());
+        let kept = shaped
+            .artifact
+            .and_then(|id| store.get("s", &id).ok().flatten());
         assert!(kept.is_some_and(|kept| !kept.contains(secret)));
     }
 

@@ -1,9 +1,14 @@
 //! Secret redaction: API keys of the common providers, bearer tokens, private key blocks and
 //! passwords in URLs are replaced by `[REDACTED:<name>]` before the model sees a tool's output.
+//!
+//! The built-in patterns do not require a word boundary before a key: in JSON text a key often
+//! follows an escape (`\nsk-...`) or a letter, and a missed key costs more than a redacted
+//! look-alike. Each pattern scans the text once and the replacements are made in one pass, so
+//! redaction takes time linear in the text, whatever its content.
 
 use std::borrow::Cow;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 
 /// A named pattern of secrets. When the regex has a group named `secret`, only that group is
 /// replaced (`https://user:[REDACTED:url_password]@host`); otherwise the whole match is.
@@ -11,14 +16,18 @@ use regex::{Regex, RegexSet};
 pub struct SecretPattern {
     name: String,
     regex: Regex,
+    has_secret_group: bool,
 }
 
 impl SecretPattern {
     /// A pattern; `name` appears in the replacement, `[REDACTED:name]`.
     pub fn new(name: impl Into<String>, regex: &str) -> Result<Self, regex::Error> {
+        let regex = Regex::new(regex)?;
+        let has_secret_group = regex.capture_names().any(|name| name == Some("secret"));
         Ok(Self {
             name: name.into(),
-            regex: Regex::new(regex)?,
+            regex,
+            has_secret_group,
         })
     }
 
@@ -28,40 +37,38 @@ impl SecretPattern {
     }
 }
 
-/// The built-in patterns, most specific first.
+/// The built-in patterns, most specific first. Case-insensitive parts are ASCII-only
+/// (`(?i-u:...)`): Unicode case folding would let `ſ` stand for `s`, which no key contains.
 const DEFAULT_PATTERNS: &[(&str, &str)] = &[
     (
         "private_key",
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
     ),
-    ("anthropic_api_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    (
-        "stripe_secret_key",
-        r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
-    ),
-    ("openai_api_key", r"\bsk-[A-Za-z0-9_-]{20,}"),
-    ("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("anthropic_api_key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("stripe_secret_key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("openai_api_key", r"sk-[A-Za-z0-9_-]{20,}"),
+    ("aws_access_key_id", r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
     (
         "aws_secret_access_key",
-        r#"(?i)aws_secret_access_key["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})"#,
+        r#"(?i-u:aws_secret_access_key)["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})"#,
     ),
     (
         "github_token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
     ),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("google_api_key", r"AIza[0-9A-Za-z_-]{35}"),
+    ("slack_token", r"xox[abposr]-[A-Za-z0-9-]{10,}"),
     (
         "jwt",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     ),
     (
         "bearer_token",
-        r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)",
+        r"(?i-u:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)",
     ),
     (
         "url_password",
-        r#"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']+:(?P<secret>[^@\s/"']+)@"#,
+        r#"[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']+:(?P<secret>[^@\s/"']+)@"#,
     ),
 ];
 
@@ -73,9 +80,9 @@ pub struct Redactor {
     /// knows: most outputs are then cleared without running a regex.
     builtin_only: bool,
     /// All patterns in one alternation: a single pass with the regex engine's literal
-    /// prefilter answers "no secret here" for most outputs.
+    /// prefilter answers "no secret here" for most outputs. Only a shortcut: when the
+    /// alternation cannot be built (many large custom patterns), every pattern still runs.
     any: Option<Regex>,
-    which: RegexSet,
 }
 
 /// The shortest run of token characters (`[A-Za-z0-9_.+/=-]`) a built-in key pattern matches:
@@ -142,8 +149,6 @@ impl Default for Redactor {
 impl Redactor {
     /// A redactor for exactly these patterns.
     pub fn new(patterns: Vec<SecretPattern>) -> Self {
-        let which = RegexSet::new(patterns.iter().map(|pattern| pattern.regex.as_str()))
-            .unwrap_or_else(|_| RegexSet::empty());
         let alternation = patterns
             .iter()
             .map(|pattern| {
@@ -161,7 +166,6 @@ impl Redactor {
             patterns,
             builtin_only: false,
             any,
-            which,
         }
     }
 
@@ -183,41 +187,73 @@ impl Redactor {
     }
 
     /// `text` with every secret replaced, and how many were.
+    ///
+    /// Matches that overlap are replaced as one, named after the pattern listed first among
+    /// those that start there (the most specific), so no part of any match survives.
     pub fn redact<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
-        if self.builtin_only && !may_hold_builtin(text) {
+        if self.patterns.is_empty()
+            || (self.builtin_only && !may_hold_builtin(text))
+            || self.any.as_ref().is_some_and(|any| !any.is_match(text))
+        {
             return (Cow::Borrowed(text), 0);
         }
-        if self.any.as_ref().is_some_and(|any| !any.is_match(text)) {
-            return (Cow::Borrowed(text), 0);
-        }
-        let matched = self.which.matches(text);
-        if !matched.matched_any() {
-            return (Cow::Borrowed(text), 0);
-        }
-        let mut text = text.to_owned();
-        let mut count = 0;
-        for index in matched.iter() {
-            let pattern = &self.patterns[index];
-            let replacement = format!("[REDACTED:{}]", pattern.name);
-            let mut ranges = Vec::new();
-            for captures in pattern.regex.captures_iter(&text) {
-                let whole = captures.get(0);
-                if let Some(secret) = captures.name("secret").or(whole) {
-                    ranges.push(secret.range());
+        // (start, end, pattern) of every match, found in one scan per pattern.
+        let mut found: Vec<(usize, usize, usize)> = Vec::new();
+        for (index, pattern) in self.patterns.iter().enumerate() {
+            if pattern.has_secret_group {
+                for captures in pattern.regex.captures_iter(text) {
+                    if let Some(secret) = captures.name("secret").or_else(|| captures.get(0)) {
+                        found.push((secret.start(), secret.end(), index));
+                    }
                 }
-            }
-            count += ranges.len();
-            for range in ranges.into_iter().rev() {
-                text.replace_range(range, &replacement);
+            } else {
+                found.extend(
+                    pattern
+                        .regex
+                        .find_iter(text)
+                        .map(|found| (found.start(), found.end(), index)),
+                );
             }
         }
-        (Cow::Owned(text), count)
+        found.retain(|&(start, end, _)| start < end);
+        if found.is_empty() {
+            return (Cow::Borrowed(text), 0);
+        }
+        // By start, then the most specific pattern first.
+        found.sort_unstable_by_key(|&(start, _, pattern)| (start, pattern));
+        let mut redacted = String::with_capacity(text.len());
+        let mut count = 0;
+        let mut copied = 0;
+        let mut position = 0;
+        while position < found.len() {
+            let (start, mut end, pattern) = found[position];
+            position += 1;
+            // Overlapping matches become one replacement.
+            while let Some(&(next_start, next_end, _)) = found.get(position) {
+                if next_start >= end {
+                    break;
+                }
+                end = end.max(next_end);
+                position += 1;
+            }
+            redacted.push_str(&text[copied..start]);
+            redacted.push_str("[REDACTED:");
+            redacted.push_str(&self.patterns[pattern].name);
+            redacted.push(']');
+            copied = end;
+            count += 1;
+        }
+        redacted.push_str(&text[copied..]);
+        (Cow::Owned(redacted), count)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
+
+    static DEFAULT: std::sync::LazyLock<Redactor> = std::sync::LazyLock::new(Redactor::default);
 
     fn redact(text: &str) -> (String, usize) {
         let (text, count) = Redactor::default().redact(text);
@@ -305,6 +341,81 @@ mod tests {
         };
         let (text, count) = Redactor::with_patterns([pattern]).redact("TKT-123");
         assert_eq!((text.as_ref(), count), ("[REDACTED:ticket]", 1));
+    }
+
+    #[test]
+    fn a_key_after_a_letter_or_an_escape_is_redacted() {
+        let key = "sk-proj-abcdefghijklmnopqrstuvwx1234";
+        let json = serde_json::json!({ "content": format!("first line\n{key}") }).to_string();
+        assert!(json.contains("\\nsk-proj"), "{json}");
+        let (redacted, count) = redact(&json);
+        assert_eq!(count, 1);
+        assert!(!redacted.contains(key), "{redacted}");
+        for prefix in ["x", "_", "é", "token=", "9"] {
+            let (redacted, count) = redact(&format!("{prefix}{key}"));
+            assert_eq!(
+                (redacted, count),
+                (format!("{prefix}[REDACTED:openai_api_key]"), 1)
+            );
+        }
+    }
+
+    #[test]
+    fn overlapping_matches_leave_nothing_of_either() {
+        // A bearer token that is also a JWT: one replacement, nothing left over.
+        let text = "Authorization: Bearer eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.c2lnbmF0dXJlXyz tail";
+        let (redacted, count) = redact(text);
+        assert_eq!(
+            (redacted.as_str(), count),
+            ("Authorization: Bearer [REDACTED:jwt] tail", 1)
+        );
+    }
+
+    #[test]
+    fn many_secrets_are_replaced_in_one_pass() {
+        let key = "sk-proj-abcdefghijklmnopqrstuvwx1234";
+        let text: String = (0..2_000).map(|n| format!("{n} {key}\n")).collect();
+        let (redacted, count) = redact(&text);
+        assert_eq!(count, 2_000);
+        assert!(!redacted.contains(key));
+    }
+
+    #[test]
+    fn custom_patterns_too_large_together_still_redact() {
+        let patterns: Vec<SecretPattern> = (0..10)
+            .filter_map(|n| SecretPattern::new(format!("long{n}"), r"\w{200}").ok())
+            .collect();
+        assert_eq!(patterns.len(), 10);
+        let redactor = Redactor::with_patterns(patterns);
+        let (redacted, count) = redactor.redact("key sk-proj-abcdefghijklmnopqrstuvwx1234 end");
+        assert_eq!(
+            (redacted.as_ref(), count),
+            ("key [REDACTED:openai_api_key] end", 1)
+        );
+        let long = "a".repeat(200);
+        assert_eq!(redactor.redact(&long).1, 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_string_a_builtin_pattern_matches_passes_the_prefilter_and_is_redacted(
+            (pattern, secret) in proptest::sample::select(DEFAULT_PATTERNS.to_vec())
+                .prop_flat_map(|(name, regex)| {
+                    // Generate from the pattern itself (without its group name).
+                    let generator = regex.replace("(?P<secret>", "(");
+                    (proptest::strategy::Just(name), proptest::string::string_regex(&generator)
+                        .unwrap_or_else(|_| unreachable!("built-in patterns are valid")))
+                }),
+            prefix in "[a-z_ \\n\"é]{0,4}",
+            suffix in "[ ,\"}]{0,3}",
+        ) {
+            let text = format!("{prefix}{secret}{suffix}");
+            let redactor = &*DEFAULT;
+            proptest::prop_assert!(may_hold_builtin(&text), "{pattern}: {text:?}");
+            let (redacted, count) = redactor.redact(&text);
+            proptest::prop_assert!(count >= 1, "{pattern}: {text:?}");
+            proptest::prop_assert!(redacted.contains("[REDACTED:"), "{pattern}: {redacted:?}");
+        }
     }
 
     #[test]
