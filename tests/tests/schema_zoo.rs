@@ -447,6 +447,18 @@ fn apply(instance: &mut Value, node: usize, key: usize, mutation: &Mutation) -> 
     }
 }
 
+/// Whether the mutation put a number where the value had a string: serde reads a number as
+/// the index of a variant (a tag `"type": 0`), which no schema says. The runtime refuses such
+/// a call, by the schema.
+fn names_a_variant_by_index(original: &Value, node: usize, change: &Mutation) -> bool {
+    let mut all = Vec::new();
+    pointers(original, String::new(), &mut all);
+    matches!(change, Mutation::Replace(Value::Number(_)))
+        && original
+            .pointer(&all[node % all.len()])
+            .is_some_and(Value::is_string)
+}
+
 /// Checks the property for one type, as a `#[tool]` parameter (inside `Params`) and, for a
 /// struct, as the parameters themselves.
 fn check<T, S>(strategy: S)
@@ -487,7 +499,7 @@ where
             accepts(&raw_validator, &original),
             "the raw schema refuses a value of the type: {original}\n{raw:#}"
         );
-        let mut instance = original;
+        let mut instance = original.clone();
         let added = apply(&mut instance, node, key, &change);
         let (by_raw, by_canonical) = (
             accepts(&raw_validator, &instance),
@@ -510,7 +522,7 @@ where
                 canonical
             );
             prop_assert!(
-                !by_serde || by_canonical,
+                !by_serde || by_canonical || names_a_variant_by_index(&original, node, &change),
                 "serde accepts what the canonical schema refuses: {instance}\n{canonical:#}"
             );
         }
