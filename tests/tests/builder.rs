@@ -76,6 +76,19 @@ fn adding_a_tool_keeps_the_programs_tools() {
 }
 
 #[test]
+fn one_tool_function_can_be_added_by_its_tool_handle() {
+    let runtime = match Runtime::builder(Shop { currency: "EUR" })
+        .inventory(false)
+        .tool(ping::tool())
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("{error}"),
+    };
+    assert_eq!(names(&runtime), ["ping", "read_artifact"]);
+}
+
+#[test]
 fn turning_the_inventory_off_keeps_exactly_the_tools_named() {
     let runtime = match Runtime::builder(Shop { currency: "EUR" })
         .inventory(false)

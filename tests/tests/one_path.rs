@@ -198,6 +198,13 @@ async fn a_write_that_failed_with_a_reset_connection_runs_once() {
         report.observations()[0].error_kind(),
         Some("execution_failed")
     );
+    // Nor is the model told to repeat it: the write may have been carried out.
+    assert_eq!(
+        report.observations()[0]
+            .error()
+            .map(tool_runtime::ToolError::is_retryable),
+        Some(false)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -510,6 +517,15 @@ fn limits_beyond_what_the_stack_allows_are_refused_at_build() {
         Some(
             "limit `max_argument_depth` is 10000; it must be between 1 and 128; deeper arguments would overflow the stack while they are parsed or dropped"
         )
+    );
+    let no_concurrency = Runtime::builder(Backend::default())
+        .max_concurrency(0)
+        .build()
+        .err()
+        .map(|error| error.to_string());
+    assert_eq!(
+        no_concurrency.as_deref(),
+        Some("limit `max_concurrency` is 0; it must be at least 1")
     );
     let at_the_bounds = Runtime::builder(Backend::default())
         .max_call_depth(tool_runtime::MAX_CALL_DEPTH)

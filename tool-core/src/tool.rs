@@ -170,3 +170,23 @@ pub trait Tool: Send + Sync + 'static {
         }
     }
 }
+
+/// A `#[tool]` (`name::tool()`) is a `&'static dyn Tool`, and is a tool itself: it can be
+/// handed wherever a tool is taken (`RuntimeBuilder::tool(get_order_status::tool())`).
+impl Tool for &'static dyn Tool {
+    fn spec(&self) -> &ToolSpec {
+        (**self).spec()
+    }
+
+    fn deps_type(&self) -> Option<DepsType> {
+        (**self).deps_type()
+    }
+
+    fn takes_context(&self) -> bool {
+        (**self).takes_context()
+    }
+
+    fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
+        (**self).prepare(args, call)
+    }
+}

@@ -27,6 +27,16 @@ pub enum BuildError {
     /// A dynamic tool is invalid.
     #[error(transparent)]
     DynamicTool(#[from] DynamicToolError),
+    /// A limit is set below its least useful value.
+    #[error("limit `{name}` is {value}; it must be at least {min}")]
+    AtLeast {
+        /// The limit, as named in [`Limits`].
+        name: &'static str,
+        /// The value it was given.
+        value: usize,
+        /// The smallest value allowed.
+        min: usize,
+    },
     /// A limit is set beyond what the runtime can honour safely.
     #[error("limit `{name}` is {value}; it must be between {min} and {max}{why}")]
     Limit {
@@ -115,7 +125,8 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
-    /// Adds one tool (a dynamic tool, or your own [`Tool`] implementation).
+    /// Adds one tool: a `#[tool]` (`name::tool()`), a dynamic tool, or your own [`Tool`]
+    /// implementation. Several `#[tool]`s at once: [`RuntimeBuilder::tools`]`(tools![a, b])`.
     pub fn tool(mut self, tool: impl Tool) -> Self {
         self.tools.push(Arc::new(tool));
         self
@@ -260,7 +271,14 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
 }
 
 fn check_limits(limits: &Limits) -> Result<(), BuildError> {
-    let check = |name, value: usize, min: usize, max: usize, why| {
+    let at_least = |name, value: usize, min: usize| {
+        if value < min {
+            Err(BuildError::AtLeast { name, value, min })
+        } else {
+            Ok(())
+        }
+    };
+    let within = |name, value: usize, min: usize, max: usize, why| {
         if (min..=max).contains(&value) {
             Ok(())
         } else {
@@ -273,26 +291,20 @@ fn check_limits(limits: &Limits) -> Result<(), BuildError> {
             })
         }
     };
-    check("max_concurrency", limits.max_concurrency, 1, usize::MAX, "")?;
-    check(
+    at_least("max_concurrency", limits.max_concurrency, 1)?;
+    at_least("max_output_chars", limits.max_output_chars, 1)?;
+    within(
         "max_argument_depth",
         limits.max_argument_depth,
         1,
         MAX_ARGUMENT_DEPTH,
         "; deeper arguments would overflow the stack while they are parsed or dropped",
     )?;
-    check(
+    within(
         "max_call_depth",
         usize::try_from(limits.max_call_depth).unwrap_or(usize::MAX),
         0,
         usize::try_from(MAX_CALL_DEPTH).unwrap_or(usize::MAX),
         "; each level of tools calling tools adds to the stack of the task running the turn",
-    )?;
-    check(
-        "max_output_chars",
-        limits.max_output_chars,
-        1,
-        usize::MAX,
-        "",
     )
 }

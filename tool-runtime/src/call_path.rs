@@ -134,6 +134,13 @@ impl<D: Any + Send + Sync> Shared<D> {
                 (Outcome::Success { content }, shaped, page)
             }
             Err(error) => {
+                // A write's transient failure may have been carried out: the model is not told
+                // to repeat it unless the tool said nothing was done.
+                let error = if planned.repeatable() || error.is_safe_to_repeat() {
+                    error
+                } else {
+                    error.retryable(false)
+                };
                 let (error, shaped) = output::shape_error(error, &policy);
                 (Outcome::Error { error }, shaped, None)
             }

@@ -41,10 +41,11 @@
 //!    batch.
 //! 2. **Schedule**: consecutive parallel-safe calls (`read_only`, not `exclusive`) form one
 //!    concurrent batch, at most [`Limits::max_concurrency`] at a time; every other call runs
-//!    alone, in order; calls sharing a declared resource never run at the same time. A tool
-//!    that runs alongside other calls may only call parallel-safe tools (a call of any other
-//!    is answered `nested_call_refused`); the nested calls of a tool that runs alone are
-//!    ordered by the same rule among themselves.
+//!    alone, in order; calls sharing a declared resource never run at the same time. A
+//!    parallel-safe tool (one that may run alongside other calls) may only call parallel-safe
+//!    tools, whether or not other calls run at that moment: a call of any other tool is
+//!    answered `nested_call_refused`. The nested calls of a tool that runs alone are ordered
+//!    by the same rule among themselves.
 //! 3. **Run**: cancellation is checked before the call starts; then the shells, outermost
 //!    first: retry, timeout, contain.
 //!    - *Retry* repeats a failure only when repeating is safe: the failure is transient and
@@ -57,9 +58,11 @@
 //!    - *Contain* turns a panic in the tool, while it runs or while it is dropped, into a
 //!      `panicked` error for that call only.
 //! 4. **Shape** the output: redact secrets, cut what is over the limit (head and tail with a
-//!    notice; the whole kept as an artifact `read_artifact` can read), add the page notice. A
-//!    nested call's result is redacted before the calling tool reads it; cutting and page
-//!    notices apply when the calling tool's own output reaches the model.
+//!    notice; the whole kept as an artifact that `read_artifact` reads, from the same session
+//!    only), add the page notice, and redact the whole once more. Errors get the same: their
+//!    message, hint and details redacted, the message cut to the limit. A nested call's
+//!    result is redacted before the calling tool reads it; cutting and page notices apply
+//!    when the calling tool's own output reaches the model.
 //! 5. **Answer**: one [`Observation`] per call id, in call order, in a [`TurnReport`] that also
 //!    records the batches.
 //!
@@ -92,7 +95,7 @@
 //! |---|---|---|
 //! | `unknown_tool` | the model named a tool that does not exist; the error lists the available tools and the nearest name | no |
 //! | `invalid_arguments` | malformed JSON (with the position), a wrong, missing or unknown field (named by its path, with what was expected and what came, and the field's schema), arguments over the size or nesting limit | no |
-//! | `execution_failed` | the tool failed; `retryable` is true when the tool marked the failure transient (it was already retried if repeating it was safe) | per error |
+//! | `execution_failed` | the tool failed; `retryable` is true when the tool marked the failure transient and repeating the call is safe (a read-only or `idempotent` tool, or a failure marked `safe_to_repeat`); it was already retried | per error |
 //! | `timeout` | the tool did not finish within its timeout (the details give it); it was stopped | no |
 //! | `panicked` | the tool panicked; the panic was contained | no |
 //! | `cancelled` | the turn was cancelled before the call finished (or before it started) | no |

@@ -20,6 +20,10 @@ use super::CallShells;
 use super::timeout::{self, Timeout};
 
 /// How transient failures are retried.
+///
+/// The default: 3 attempts in all, a first delay of 200 ms, each next one twice as long, none
+/// over 5 s, with jitter; timeouts are not retried. Only calls that are safe to repeat are
+/// retried (see the crate docs).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RetryPolicy {
