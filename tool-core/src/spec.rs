@@ -1,7 +1,9 @@
 //! [`ToolSpec`]: one declaration, read by the model, the scheduler and the policy layer.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -168,6 +170,25 @@ pub struct ToolSpec {
     output: OutputPolicy,
     examples: Vec<ToolExample>,
     location: Option<SourceLocation>,
+    #[serde(skip)]
+    derived: Derived,
+}
+
+/// What a runtime derives from a spec once and keeps with it (how it checks a call's
+/// arguments against the input schema). Not part of the spec's value: a clone starts empty.
+#[derive(Default)]
+struct Derived(OnceLock<Box<dyn Any + Send + Sync>>);
+
+impl Clone for Derived {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl fmt::Debug for Derived {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("..")
+    }
 }
 
 fn serialize_timeout<S: serde::Serializer>(
@@ -203,6 +224,7 @@ impl ToolSpec {
             output: OutputPolicy::default(),
             examples: Vec::new(),
             location: None,
+            derived: Derived::default(),
         }
     }
 
@@ -359,6 +381,14 @@ impl ToolSpec {
     /// Where the tool was defined, when known.
     pub fn location(&self) -> Option<SourceLocation> {
         self.location
+    }
+
+    /// What a runtime derives from this spec once, cached with it (the runtime's check of a
+    /// call's arguments against [`ToolSpec::input_schema`], which never changes once the spec
+    /// is built). Empty in a clone; not serialized.
+    #[doc(hidden)]
+    pub fn derived(&self) -> &OnceLock<Box<dyn Any + Send + Sync>> {
+        &self.derived.0
     }
 }
 

@@ -1,18 +1,21 @@
 //! Dynamic tools: a tool built at run time from a raw JSON Schema and an async closure, to
-//! wrap remote or generated tools. Arguments are validated against the schema by a real JSON
-//! Schema validator, so every wrong field is named by its path.
+//! wrap remote or generated tools. Arguments are validated against the canonical form of the
+//! schema by a JSON Schema validator, and a wrong call is answered as a `#[tool]`'s is: every
+//! wrong field named by its dotted path, with its schema, without echoing the value sent.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tool_core::schema;
 use tool_core::{
     CallContext, DepsType, OutputPolicy, RiskLevel, RunContext, SourceLocation, Tool, ToolArgs,
     ToolError, ToolExecution, ToolFuture, ToolHints, ToolOutput, ToolSpec, is_portable_tool_name,
 };
+
+use crate::validate;
 
 type Handler = dyn Fn(Value, RunContext) -> ToolFuture + Send + Sync;
 
@@ -95,35 +98,6 @@ impl DynamicTool {
             handler: None,
         }
     }
-
-    /// Validates `arguments` against the schema: every error, each named by its path.
-    fn validate(&self, arguments: &Value) -> Result<(), ToolError> {
-        let errors: Vec<(String, String)> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|error| (error.instance_path().to_string(), error.to_string()))
-            .collect();
-        if errors.is_empty() {
-            return Ok(());
-        }
-        let message = errors
-            .iter()
-            .map(|(path, message)| {
-                if path.is_empty() {
-                    message.clone()
-                } else {
-                    format!("`{path}`: {message}")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let details: Vec<Value> = errors
-            .into_iter()
-            .map(|(path, message)| serde_json::json!({ "path": path, "message": message }))
-            .collect();
-        Err(ToolError::invalid_arguments(message)
-            .with_details(serde_json::json!({ "errors": details })))
-    }
 }
 
 impl Tool for DynamicTool {
@@ -136,11 +110,14 @@ impl Tool for DynamicTool {
     }
 
     fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
-        let mut arguments = args.into_value()?;
-        if arguments.is_null() {
-            arguments = Value::Object(serde_json::Map::new());
-        }
-        self.validate(&arguments)?;
+        // Not JSON, or not an object: the same answers as a `#[tool]`'s.
+        let mut arguments = match args {
+            ToolArgs::Value(Value::Object(arguments)) => Value::Object(arguments),
+            args => Value::Object(tool_core::parse_args::<Map<String, Value>>(args)?),
+        };
+        let schema = self.spec.input_schema();
+        validate::validate(&self.validator, schema, &arguments)?;
+        validate::integers_where_declared(schema, &mut arguments);
         Ok((self.handler)(arguments, RunContext::untyped(call)))
     }
 }
@@ -247,12 +224,11 @@ impl DynamicToolBuilder {
         }
         schema::canonicalize(&mut input_schema);
         schema::close_root(&mut input_schema);
-        let validator = jsonschema::validator_for(&input_schema).map_err(|error| {
-            DynamicToolError::InvalidSchema {
+        let validator =
+            validate::compile(&input_schema).map_err(|reason| DynamicToolError::InvalidSchema {
                 name: name.clone(),
-                reason: error.to_string(),
-            }
-        })?;
+                reason,
+            })?;
         let handler = self
             .handler
             .ok_or_else(|| DynamicToolError::NoHandler(name.clone()))?;
@@ -277,6 +253,7 @@ impl DynamicToolBuilder {
         if let Some(title) = self.title {
             spec = spec.with_title(title);
         }
+        validate::checked_by_the_tool(&spec);
         Ok(DynamicTool {
             spec,
             validator,

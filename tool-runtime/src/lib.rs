@@ -116,6 +116,7 @@ mod plan;
 mod runtime;
 mod schedule;
 mod shells;
+mod validate;
 
 pub use artifact_tool::READ_ARTIFACT;
 pub use builder::{BuildError, LeftOutTool, MAX_ARGUMENT_DEPTH, MAX_CALL_DEPTH, RuntimeBuilder};

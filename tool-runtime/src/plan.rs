@@ -1,17 +1,24 @@
 //! Planning one call: look the tool up, check the argument limits, parse and validate the
 //! arguments and build the context, before anything runs.
+//!
+//! The arguments are checked against the tool's schema after the tool has parsed them
+//! (`Tool::prepare`): a call serde refuses gets serde's error, which names the Rust type and
+//! never pays for a second check; the schema check then catches only what parsing lets
+//! through (a bound, a length, a pattern, a repeated item, a field a nested struct would
+//! drop). For a tool whose parsing checks everything its schema says, the check is one look
+//! at its spec. The prepared future is dropped unpolled when the check fails: nothing ran.
 
 use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-use tool_core::{CallContext, ErrorKind, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
+use tool_core::{CallContext, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
 
 use crate::call::{Arguments, Session, ToolCall};
 use crate::limits::{self, Limits};
 use crate::runtime::Shared;
 use crate::shells::contain;
+use crate::validate;
 
 /// One call, ready to run: the tool and what the scheduler and the shells need to know. Its
 /// prepared first attempt travels beside it (a future is not `Sync`; this is shared while the
@@ -128,7 +135,8 @@ impl<D: Any + Send + Sync> Shared<D> {
         limits::check_arguments(call.arguments, &self.limits)?;
         let context = context(tool);
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
-            .map_err(|error| with_schema_fragment(error, tool.spec().input_schema()))?;
+            .map_err(|error| validate::with_schema_fragment(error, tool.spec().input_schema()))?;
+        validate::check_prepared(tool.spec(), call.arguments)?;
         let plan = Planned {
             index: call.index,
             call_id: call.id,
@@ -139,100 +147,5 @@ impl<D: Any + Send + Sync> Shared<D> {
             tool,
         };
         Ok((plan, first))
-    }
-}
-
-/// Adds, to an `invalid_arguments` error about one field, that field's schema: what the model
-/// needs to correct the call.
-pub(crate) fn with_schema_fragment(error: ToolError, schema: &Value) -> ToolError {
-    if error.kind() != &ErrorKind::InvalidArguments {
-        return error;
-    }
-    let mut details = error
-        .details()
-        .cloned()
-        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
-    let field = details
-        .get("field")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .or_else(|| missing_field(error.message()));
-    let fragment = field
-        .as_deref()
-        .and_then(|field| fragment_at(schema, field))
-        .unwrap_or_else(|| schema.clone());
-    if let Value::Object(map) = &mut details {
-        if let Some(field) = field {
-            map.entry("field").or_insert(Value::String(field));
-        }
-        map.insert("schema".to_owned(), fragment);
-    }
-    error.with_details(details)
-}
-
-fn missing_field(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("missing field `")?;
-    rest.split('`').next().map(str::to_owned)
-}
-
-/// The schema of the property at `path` (`filter.status`, `items[2].sku`), following local
-/// `$ref`s.
-fn fragment_at(schema: &Value, path: &str) -> Option<Value> {
-    let mut current = schema;
-    for segment in path.split('.') {
-        let name = segment.split('[').next().unwrap_or(segment);
-        current = resolve(schema, current);
-        current = current.get("properties")?.get(name)?;
-        if segment.contains('[') {
-            current = resolve(schema, current).get("items")?;
-        }
-    }
-    Some(resolve(schema, current).clone())
-}
-
-fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    let mut current = schema;
-    for _ in 0..8 {
-        let Some(reference) = current.get("$ref").and_then(Value::as_str) else {
-            break;
-        };
-        match reference
-            .strip_prefix('#')
-            .and_then(|pointer| root.pointer(pointer))
-        {
-            Some(target) => current = target,
-            None => break,
-        }
-    }
-    current
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn fragments_follow_paths_and_refs() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "filter": {"$ref": "#/$defs/Filter"},
-                "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}
-            },
-            "$defs": {
-                "Filter": {"type": "object", "properties": {"status": {"enum": ["open", "closed"]}}},
-                "Item": {"type": "object", "properties": {"sku": {"type": "string"}}}
-            }
-        });
-        assert_eq!(
-            fragment_at(&schema, "filter.status"),
-            Some(json!({"enum": ["open", "closed"]}))
-        );
-        assert_eq!(
-            fragment_at(&schema, "items[2].sku"),
-            Some(json!({"type": "string"}))
-        );
-        assert_eq!(fragment_at(&schema, "nope"), None);
     }
 }
