@@ -2,6 +2,9 @@
 //! output limit, truncation notices whose suggested call works, artifact pages returned
 //! exactly and only to their session.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use serde_json::{Value, json};
 use tool_runtime::{
     MemoryArtifacts, Observation, Page, Redactor, Runtime, SecretPattern, Session, ToolCall,
@@ -58,6 +61,20 @@ fn long_report() -> String {
             }
         })
         .collect()
+}
+
+/// Ticks counted by a task beside the turn.
+static TICKS: AtomicU64 = AtomicU64::new(0);
+/// The ticks seen when `huge_output` returned.
+static TICKS_AT_RETURN: AtomicU64 = AtomicU64::new(0);
+
+/// Returns 8 MiB of text, with a key in it.
+#[tool(read_only)]
+fn huge_output() -> String {
+    TICKS_AT_RETURN.store(TICKS.load(Ordering::SeqCst), Ordering::SeqCst);
+    let mut text = "abc def ".repeat(1 << 20);
+    text.push_str(KEY);
+    text
 }
 
 fn runtime() -> Runtime<Desk> {
@@ -246,5 +263,33 @@ async fn an_empty_tool_name_gets_no_suggestion() {
             .and_then(|error| error.details())
             .map(|details| details["nearest"].clone()),
         Some(Value::Null)
+    );
+}
+
+#[tokio::test]
+async fn a_large_output_is_shaped_without_holding_up_the_turns_task() {
+    // One thread: while the output is shaped, the ticker runs only if the turn's task yields.
+    let done = Arc::new(AtomicBool::new(false));
+    let ticker = tokio::spawn({
+        let done = Arc::clone(&done);
+        async move {
+            while !done.load(Ordering::SeqCst) {
+                TICKS.fetch_add(1, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    let observation = run(&runtime(), "s", "huge_output", "{}").await;
+    let during = TICKS.load(Ordering::SeqCst) - TICKS_AT_RETURN.load(Ordering::SeqCst);
+    done.store(true, Ordering::SeqCst);
+    let _ = ticker.await;
+    assert!(during > 0, "the turn's task did not yield while shaping");
+    assert!(observation.truncated());
+    assert_eq!(observation.redactions(), 1);
+    let content = observation.content().unwrap_or_default();
+    assert!(content.starts_with("abc def abc def"), "{}", &content[..40]);
+    assert!(
+        content.ends_with("abc def [REDACTED:openai_api_key]"),
+        "{content}"
     );
 }

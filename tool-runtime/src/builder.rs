@@ -261,7 +261,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
                 registry,
                 limits: self.limits,
                 retry: self.retry,
-                redactor: self.redactor,
+                redactor: Arc::new(self.redactor),
                 artifacts: self.artifacts,
                 left_out,
                 artifact_tool: self.artifact_tool,

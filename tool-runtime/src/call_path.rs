@@ -18,20 +18,40 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
-use tool_core::{ErrorKind, ToolError, ToolFuture, ToolOutput};
+use tool_core::{ErrorKind, PageInfo, ToolError, ToolFuture, ToolOutput};
 
 use crate::READ_ARTIFACT;
 use crate::observation::{Observation, Outcome};
-use crate::output::{self, Policy};
+use crate::output::artifacts::ArtifactStore;
+use crate::output::redact::Redactor;
+use crate::output::{self, OwnedPolicy, Policy, Shaped};
 use crate::plan::Planned;
 use crate::runtime::Shared;
 use crate::shells::{CallShells, Retry};
 
-/// How a call ended, before the output policy.
+/// How a call ended, before the output policy (or after it, for a large output shaped on the
+/// blocking pool).
 pub(crate) struct Ended {
-    pub(crate) result: Result<ToolOutput, ToolError>,
+    pub(crate) result: Result<Output, ToolError>,
     pub(crate) attempts: u32,
     pub(crate) elapsed: Duration,
+}
+
+/// What a call that succeeded returned.
+pub(crate) enum Output {
+    /// As the tool returned it.
+    Raw(ToolOutput),
+    /// Shaped already by the output policy, with the page metadata it had.
+    Shaped(Box<(Shaped, Option<Box<PageInfo>>)>),
+}
+
+/// Where a call's large output is shaped: off the turn's task.
+pub(crate) struct Offload<'a> {
+    pub(crate) redactor: &'a Arc<Redactor>,
+    pub(crate) artifacts: &'a Arc<dyn ArtifactStore>,
+    pub(crate) max_chars: usize,
+    pub(crate) read_limit: usize,
+    pub(crate) verbatim: bool,
 }
 
 /// One planned call on its way through the path: a future that polls the shells in the call's
@@ -48,6 +68,8 @@ pub(crate) struct RunCall<'a> {
 struct Path<'a> {
     planned: Option<Planned<'a>>,
     cancel: Option<&'a CancellationToken>,
+    /// For a call whose output the model reads: where a large one is shaped.
+    offload: Option<Offload<'a>>,
     state: State<'a>,
 }
 
@@ -61,6 +83,13 @@ enum State<'a> {
         retry: Retry<'a>,
         // Boxed: only a call that waits in a cancellable turn needs it.
         waiting: Option<Pin<Box<WaitForCancellationFuture<'a>>>>,
+    },
+    /// A large output being shaped on the blocking pool.
+    Shaping {
+        shaping: tokio::task::JoinHandle<Shaped>,
+        page: Option<Box<PageInfo>>,
+        attempts: u32,
+        elapsed: Duration,
     },
     Done,
 }
@@ -80,7 +109,15 @@ impl<D: Any + Send + Sync> Shared<D> {
         first: ToolFuture,
         span: tracing::Span,
         cancel: Option<&'a CancellationToken>,
+        for_the_model: bool,
     ) -> RunCall<'a> {
+        let offload = for_the_model.then(|| Offload {
+            redactor: &self.redactor,
+            artifacts: &self.artifacts,
+            max_chars: planned.max_chars(&self.limits),
+            read_limit: self.limits.max_output_chars,
+            verbatim: self.artifact_tool && &**planned.name == READ_ARTIFACT,
+        });
         let shells = CallShells {
             retry: &self.retry,
             repeatable: planned.repeatable(),
@@ -91,6 +128,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             path: Path {
                 planned: Some(planned),
                 cancel,
+                offload,
                 state: State::NotStarted { first, shells },
             },
         }
@@ -127,9 +165,14 @@ impl<D: Any + Send + Sync> Shared<D> {
             planned.max_chars(&self.limits),
         );
         let (outcome, shaped, page) = match ended.result {
-            Ok(output) => {
+            Ok(Output::Raw(output)) => {
                 let page = output.page().cloned().map(Box::new);
                 let mut shaped = output::shape(output, &policy);
+                let content = std::mem::take(&mut shaped.content);
+                (Outcome::Success { content }, shaped, page)
+            }
+            Ok(Output::Shaped(shaped)) => {
+                let (mut shaped, page) = *shaped;
                 let content = std::mem::take(&mut shaped.content);
                 (Outcome::Success { content }, shaped, page)
             }
@@ -242,6 +285,27 @@ impl Path<'_> {
                 waiting: None,
             };
         }
+        if let State::Shaping {
+            shaping,
+            page,
+            attempts,
+            elapsed,
+        } = &mut self.state
+        {
+            let shaped = match Pin::new(shaping).poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(shaped)) => Ok(Output::Shaped(Box::new((shaped, page.take())))),
+                Poll::Ready(Err(error)) => Err(ToolError::new(
+                    ErrorKind::Internal,
+                    format!("the output could not be shaped: {error}"),
+                )),
+            };
+            return Poll::Ready(Ended {
+                result: shaped,
+                attempts: *attempts,
+                elapsed: *elapsed,
+            });
+        }
         let State::Running {
             started,
             retry,
@@ -253,11 +317,54 @@ impl Path<'_> {
         // The call first: a call that is ready when the token fires still counts, and a call
         // that finishes at once never registers with the token.
         if let Poll::Ready(result) = retry.poll_attempts(cx, || planned.prepare_again()) {
-            return Poll::Ready(Ended {
-                result,
-                attempts: retry.attempts(),
-                elapsed: started.elapsed(),
-            });
+            let (attempts, elapsed) = (retry.attempts(), started.elapsed());
+            let output = match result {
+                Ok(output) => output,
+                Err(error) => {
+                    return Poll::Ready(Ended {
+                        result: Err(error),
+                        attempts,
+                        elapsed,
+                    });
+                }
+            };
+            // A large output is shaped on the blocking pool, so the turn's other calls go on.
+            let shaping = match &self.offload {
+                Some(offload)
+                    if output.json().len() >= output::LARGE_OUTPUT
+                        && tokio::runtime::Handle::try_current().is_ok() =>
+                {
+                    let policy = OwnedPolicy::new(
+                        &Policy {
+                            max_chars: offload.max_chars,
+                            redactor: offload.redactor,
+                            artifacts: offload.artifacts.as_ref(),
+                            session: planned.context.get().session_id(),
+                            read_limit: offload.read_limit,
+                            verbatim: offload.verbatim,
+                        },
+                        offload.redactor,
+                        offload.artifacts,
+                    );
+                    let page = output.page().cloned().map(Box::new);
+                    let shaping = tokio::task::spawn_blocking(move || policy.shape(output));
+                    State::Shaping {
+                        shaping,
+                        page,
+                        attempts,
+                        elapsed,
+                    }
+                }
+                _ => {
+                    return Poll::Ready(Ended {
+                        result: Ok(Output::Raw(output)),
+                        attempts,
+                        elapsed,
+                    });
+                }
+            };
+            self.state = shaping;
+            return self.poll(cx);
         }
         let Some(cancel) = self.cancel else {
             return Poll::Pending;

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
 
 use crate::call::Arguments;
-use crate::call_path::{Finished, call_span, record_end};
+use crate::call_path::{Finished, Output, call_span, record_end};
 use crate::output;
 use crate::plan::{CallRef, PlannedContext};
 use crate::runtime::Shared;
@@ -95,14 +95,16 @@ impl<D: Any + Send + Sync> Shared<D> {
         } else {
             Err(order.read().await)
         };
-        let Finished { ended, span, .. } = self.run_call(planned, first, span, None).await;
+        let Finished { ended, span, .. } = self.run_call(planned, first, span, None, false).await;
         let _entered = span.enter();
         let elapsed = ended.elapsed;
         // The output policy's redaction, on the JSON the calling tool reads. Cutting and page
         // notices shape text for a model's context: they apply when the calling tool's own
         // output reaches the model.
         let result = match ended.result {
-            Ok(output) => {
+            // A nested call's output is never shaped for the model.
+            Ok(Output::Shaped(shaped)) => ToolOutput::from_serialize(&shaped.0.content),
+            Ok(Output::Raw(output)) => {
                 let (json, count) = self.redactor.redact(output.json());
                 if count == 0 {
                     Ok(output)

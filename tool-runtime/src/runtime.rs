@@ -54,7 +54,7 @@ pub(crate) struct Shared<D> {
     pub(crate) registry: Registry,
     pub(crate) limits: Limits,
     pub(crate) retry: RetryPolicy,
-    pub(crate) redactor: Redactor,
+    pub(crate) redactor: Arc<Redactor>,
     pub(crate) artifacts: Arc<dyn ArtifactStore>,
     /// The `#[tool]`s of the program left out for needing other deps.
     pub(crate) left_out: Vec<LeftOutTool>,
@@ -281,7 +281,7 @@ where
                 break;
             };
             let span = call_span(&plan, 0, Some(this.batch));
-            let mut call = this.shared.run_call(plan, first, span, this.cancel);
+            let mut call = this.shared.run_call(plan, first, span, this.cancel, true);
             match Pin::new(&mut call).poll(cx) {
                 Poll::Ready(finished) => {
                     let (index, observation) = this.shared.finish(finished, this.batch);

@@ -10,6 +10,7 @@ pub(crate) mod artifacts;
 pub(crate) mod redact;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tool_core::{PageInfo, ToolError, ToolOutput};
@@ -73,6 +74,51 @@ impl Policy<'_> {
         let artifact = self.artifacts.put(self.session, &text).ok();
         let (content, artifact) = cut(&text, total, self.max_chars, self.read_limit, artifact);
         (content, true, artifact)
+    }
+}
+
+/// Outputs at least this long are shaped on the blocking pool, where their redaction and cut
+/// do not hold up the other calls of the turn.
+pub(crate) const LARGE_OUTPUT: usize = 256 << 10;
+
+/// An output policy that owns what it needs, to shape an output on another thread.
+pub(crate) struct OwnedPolicy {
+    max_chars: usize,
+    redactor: Arc<Redactor>,
+    artifacts: Arc<dyn ArtifactStore>,
+    session: String,
+    read_limit: usize,
+    verbatim: bool,
+}
+
+impl OwnedPolicy {
+    pub(crate) fn new(
+        policy: &Policy<'_>,
+        redactor: &Arc<Redactor>,
+        artifacts: &Arc<dyn ArtifactStore>,
+    ) -> Self {
+        Self {
+            max_chars: policy.max_chars,
+            redactor: Arc::clone(redactor),
+            artifacts: Arc::clone(artifacts),
+            session: policy.session.to_owned(),
+            read_limit: policy.read_limit,
+            verbatim: policy.verbatim,
+        }
+    }
+
+    pub(crate) fn shape(&self, output: ToolOutput) -> Shaped {
+        shape(
+            output,
+            &Policy {
+                max_chars: self.max_chars,
+                redactor: &self.redactor,
+                artifacts: self.artifacts.as_ref(),
+                session: &self.session,
+                read_limit: self.read_limit,
+                verbatim: self.verbatim,
+            },
+        )
     }
 }
 
