@@ -202,7 +202,7 @@ async fn a_write_that_failed_with_a_reset_connection_runs_once() {
     assert_eq!(
         report.observations()[0]
             .error()
-            .map(tool_runtime::ToolError::is_retryable),
+            .map(ToolError::is_retryable),
         Some(false)
     );
 }
