@@ -66,71 +66,18 @@ const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         "bearer_token",
         r"(?i-u:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)",
     ),
-    (
-        "url_password",
-        r#"[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']+:(?P<secret>[^@\s/"']+)@"#,
-    ),
+    ("url_password", r#"://[^/\s:@"']+:(?P<secret>[^@\s/"']+)@"#),
 ];
 
 /// Finds and replaces secrets.
 #[derive(Debug, Clone)]
 pub struct Redactor {
     patterns: Vec<SecretPattern>,
-    /// Whether the patterns are exactly the built-in ones, whose shapes [`may_hold_builtin`]
-    /// knows: most outputs are then cleared without running a regex.
-    builtin_only: bool,
     /// All patterns in one alternation: a single pass with the regex engine's literal
-    /// prefilter answers "no secret here" for most outputs. Only a shortcut: when the
+    /// prefilter answers "no secret here" for most outputs (every built-in pattern starts with
+    /// a literal, so clean text is scanned at memory speed). Only a shortcut: when the
     /// alternation cannot be built (many large custom patterns), every pattern still runs.
     any: Option<Regex>,
-}
-
-/// The shortest run of token characters (`[A-Za-z0-9_.+/=-]`) a built-in key pattern matches:
-/// the Slack token, `xoxb-` and 10 more.
-const SHORTEST_BUILTIN_KEY: usize = 15;
-
-/// The bytes of key-like tokens: `[A-Za-z0-9_.+/=-]`.
-static TOKEN_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        let b = byte as u8;
-        table[byte] =
-            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'/' | b'=');
-        byte += 1;
-    }
-    table
-};
-
-/// Whether `text` could hold a secret of a built-in pattern: a run of token characters as long
-/// as the shortest key, or the literal that the other patterns (private keys, bearer tokens,
-/// passwords in URLs) cannot match without.
-fn may_hold_builtin(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let mut run = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
-        if TOKEN_BYTES[usize::from(byte)] {
-            run += 1;
-            if run >= SHORTEST_BUILTIN_KEY {
-                return true;
-            }
-        } else {
-            run = 0;
-        }
-        let rest = &bytes[index..];
-        let literal = match byte {
-            b':' => rest.starts_with(b"://"),
-            b'P' => rest.starts_with(b"PRIVATE KEY"),
-            b'b' | b'B' => rest
-                .get(..6)
-                .is_some_and(|word| word.eq_ignore_ascii_case(b"bearer")),
-            _ => false,
-        };
-        if literal {
-            return true;
-        }
-    }
-    false
 }
 
 impl Default for Redactor {
@@ -139,10 +86,7 @@ impl Default for Redactor {
             .iter()
             .filter_map(|(name, regex)| SecretPattern::new(*name, regex).ok())
             .collect();
-        Self {
-            builtin_only: true,
-            ..Self::new(patterns)
-        }
+        Self::new(patterns)
     }
 }
 
@@ -162,11 +106,7 @@ impl Redactor {
         let any = (!patterns.is_empty())
             .then(|| Regex::new(&alternation).ok())
             .flatten();
-        Self {
-            patterns,
-            builtin_only: false,
-            any,
-        }
+        Self { patterns, any }
     }
 
     /// A redactor that redacts nothing.
@@ -191,10 +131,7 @@ impl Redactor {
     /// Matches that overlap are replaced as one, named after the pattern listed first among
     /// those that start there (the most specific), so no part of any match survives.
     pub fn redact<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
-        if self.patterns.is_empty()
-            || (self.builtin_only && !may_hold_builtin(text))
-            || self.any.as_ref().is_some_and(|any| !any.is_match(text))
-        {
+        if self.patterns.is_empty() || self.any.as_ref().is_some_and(|any| !any.is_match(text)) {
             return (Cow::Borrowed(text), 0);
         }
         // (start, end, pattern) of every match, found in one scan per pattern.
@@ -306,7 +243,7 @@ mod tests {
     }
 
     #[test]
-    fn the_builtin_prefilter_passes_every_builtin_secret() {
+    fn every_builtin_secret_is_found() {
         let secrets = [
             "-----BEGIN PRIVATE KEY-----\nab\n-----END PRIVATE KEY-----",
             "sk-ant-api03-abcdefghijklmnopqrstuv",
@@ -326,12 +263,14 @@ mod tests {
         let redactor = Redactor::default();
         for secret in secrets {
             let text = format!("{{\"value\": \"{secret}\"}}");
-            assert!(may_hold_builtin(&text), "{secret}");
             assert_eq!(redactor.redact(&text).1, 1, "{secret}");
         }
-        assert!(!may_hold_builtin(
-            r#"{"order_id":"A-1024","status":"shipped"}"#
-        ));
+        assert_eq!(
+            redactor
+                .redact(r#"{"order_id":"A-1024","status":"shipped"}"#)
+                .1,
+            0
+        );
     }
 
     #[test]
@@ -411,7 +350,10 @@ mod tests {
         ) {
             let text = format!("{prefix}{secret}{suffix}");
             let redactor = &*DEFAULT;
-            proptest::prop_assert!(may_hold_builtin(&text), "{pattern}: {text:?}");
+            proptest::prop_assert!(
+                redactor.any.as_ref().is_some_and(|any| any.is_match(&text)),
+                "{pattern}: {text:?}"
+            );
             let (redacted, count) = redactor.redact(&text);
             proptest::prop_assert!(count >= 1, "{pattern}: {text:?}");
             proptest::prop_assert!(redacted.contains("[REDACTED:"), "{pattern}: {redacted:?}");
