@@ -311,6 +311,18 @@ mod tests {
     }
 
     #[test]
+    fn a_match_that_starts_inside_another_and_ends_beyond_it_goes_whole() {
+        // Why each pattern scans on its own: one scan of the alternation would find `abc` and
+        // resume after it, letting `def`, the rest of the second match, through.
+        let patterns: Vec<SecretPattern> = [("first", "abc"), ("second", "bcdef")]
+            .into_iter()
+            .filter_map(|(name, regex)| SecretPattern::new(name, regex).ok())
+            .collect();
+        let (redacted, count) = Redactor::new(patterns).redact("xx abcdef yy");
+        assert_eq!((redacted.as_ref(), count), ("xx [REDACTED:first] yy", 1));
+    }
+
+    #[test]
     fn many_secrets_are_replaced_in_one_pass() {
         let key = "sk-proj-abcdefghijklmnopqrstuvwx1234";
         let text: String = (0..2_000).map(|n| format!("{n} {key}\n")).collect();
