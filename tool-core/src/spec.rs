@@ -175,9 +175,10 @@ pub struct ToolSpec {
 }
 
 /// What a runtime derives from a spec once and keeps with it (how it checks a call's
-/// arguments against the input schema). Not part of the spec's value: a clone starts empty.
+/// arguments against the input schema; `None` when there is nothing to keep). Not part of the
+/// spec's value: a clone starts empty.
 #[derive(Default)]
-struct Derived(OnceLock<Box<dyn Any + Send + Sync>>);
+struct Derived(OnceLock<Option<Box<dyn Any + Send + Sync>>>);
 
 impl Clone for Derived {
     fn clone(&self) -> Self {
@@ -385,9 +386,10 @@ impl ToolSpec {
 
     /// What a runtime derives from this spec once, cached with it (the runtime's check of a
     /// call's arguments against [`ToolSpec::input_schema`], which never changes once the spec
-    /// is built). Empty in a clone; not serialized.
+    /// is built; `None` when there is nothing to check, so that a call pays one look). Empty
+    /// in a clone; not serialized.
     #[doc(hidden)]
-    pub fn derived(&self) -> &OnceLock<Box<dyn Any + Send + Sync>> {
+    pub fn derived(&self) -> &OnceLock<Option<Box<dyn Any + Send + Sync>>> {
         &self.derived.0
     }
 }

@@ -21,6 +21,8 @@
 //! writes never repeats the value the model sent (it may be a secret): it says what kind of
 //! value came and what was expected.
 
+use std::any::Any;
+
 use jsonschema::Validator;
 use jsonschema::error::{ValidationError, ValidationErrorKind};
 use jsonschema::paths::{Location, LocationSegment};
@@ -30,11 +32,10 @@ use tool_core::{ErrorKind, ToolError, ToolSpec};
 use crate::call::Arguments;
 
 /// How the runtime checks a tool's arguments beyond what the tool's own `prepare` checks.
-/// Kept in the tool's spec ([`ToolSpec::derived`]).
+/// Kept in the tool's spec ([`ToolSpec::derived`]); a tool whose `prepare` checks everything
+/// its schema says (serde is exact for the schema, or the tool validates its arguments itself,
+/// as a dynamic tool does) keeps `None` there.
 pub(crate) enum Check {
-    /// The tool's `prepare` checks everything the schema says: serde is exact for the
-    /// schema, or the tool validates its arguments itself (a dynamic tool).
-    ByTheTool,
     /// The validator of the tool's canonical input schema.
     Schema(Validator),
     /// The schema does not compile: no call can be checked, so none runs.
@@ -42,14 +43,14 @@ pub(crate) enum Check {
 }
 
 impl Check {
-    fn for_schema(schema: &Value) -> Self {
+    fn for_schema(schema: &Value) -> Option<Box<dyn Any + Send + Sync>> {
         if serde_is_exact(schema) {
-            return Check::ByTheTool;
+            return None;
         }
-        match compile(schema) {
+        Some(Box::new(match compile(schema) {
             Ok(validator) => Check::Schema(validator),
             Err(reason) => Check::Broken(reason),
-        }
+        }))
     }
 }
 
@@ -62,37 +63,38 @@ pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
 /// Marks a spec whose tool validates its arguments itself.
 pub(crate) fn checked_by_the_tool(spec: &ToolSpec) {
     // A spec is new when its tool is built: nothing can be there yet.
-    let _ = spec.derived().set(Box::new(Check::ByTheTool));
+    let _ = spec.derived().set(None);
 }
 
 /// Checks the arguments of a call its tool has prepared (parsed) against the tool's schema,
 /// when parsing does not check all the schema says. For a flat tool: one look at its spec.
 #[inline]
 pub(crate) fn check_prepared(spec: &ToolSpec, arguments: &Arguments) -> Result<(), ToolError> {
-    let check = spec
+    match spec
         .derived()
-        .get_or_init(|| Box::new(Check::for_schema(spec.input_schema())));
-    match check.downcast_ref::<Check>() {
-        Some(Check::ByTheTool) | None => Ok(()),
-        Some(check) => check_against_schema(check, spec.input_schema(), arguments),
+        .get_or_init(|| Check::for_schema(spec.input_schema()))
+    {
+        None => Ok(()),
+        Some(check) => check_against_schema(check.as_ref(), spec.input_schema(), arguments),
     }
 }
 
 #[inline(never)]
 fn check_against_schema(
-    check: &Check,
+    check: &(dyn Any + Send + Sync),
     schema: &Value,
     arguments: &Arguments,
 ) -> Result<(), ToolError> {
-    let validator = match check {
-        Check::ByTheTool => return Ok(()),
-        Check::Broken(reason) => {
+    let validator = match check.downcast_ref::<Check>() {
+        Some(Check::Schema(validator)) => validator,
+        Some(Check::Broken(reason)) => {
             return Err(ToolError::new(
                 ErrorKind::Internal,
                 format!("the tool's input schema cannot be checked: {reason}"),
             ));
         }
-        Check::Schema(validator) => validator,
+        // Only this module fills the slot.
+        None => return Ok(()),
     };
     let empty = Value::Object(Map::new());
     match arguments {
