@@ -165,6 +165,15 @@ async fn one(runtime: &Runtime<Backend>, name: &str, args: &str) -> TurnReport {
         .await
 }
 
+/// Each call's error kind, in call order.
+fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
+    report
+        .observations()
+        .iter()
+        .map(|observation| observation.error_kind())
+        .collect()
+}
+
 // Defect 1: the futures of `execute` and `execute_with_cancel` are `Send`, so they can be
 // spawned; this file does not compile otherwise.
 fn assert_send<T: Send>(_: &T) {}
@@ -270,12 +279,7 @@ async fn a_blocking_sync_tool_times_out_and_the_turn_goes_on() {
             ],
         )
         .await;
-    let kinds: Vec<Option<&str>> = report
-        .observations()
-        .iter()
-        .map(|observation| observation.error_kind())
-        .collect();
-    assert_eq!(kinds, [Some("timeout"), None, None]);
+    assert_eq!(kinds(&report), [Some("timeout"), None, None]);
     assert!(report.elapsed() < Duration::from_millis(300), "{report:?}");
 }
 
@@ -416,12 +420,7 @@ async fn panics_in_drop_and_in_payloads_stay_in_their_call() {
             ],
         )
         .await;
-    let kinds: Vec<Option<&str>> = report
-        .observations()
-        .iter()
-        .map(|observation| observation.error_kind())
-        .collect();
-    assert_eq!(kinds, [Some("timeout"), Some("panicked"), None]);
+    assert_eq!(kinds(&report), [Some("timeout"), Some("panicked"), None]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -89,6 +89,20 @@ impl ArtifactLimits {
     }
 }
 
+impl ArtifactLimits {
+    /// Refuses a single artifact larger than the whole store may hold.
+    fn check_size(&self, content: &str) -> Result<(), ArtifactError> {
+        if content.len() > self.max_bytes {
+            return Err(ArtifactError::new(format!(
+                "an output of {} bytes is over the store's limit of {} bytes",
+                content.len(),
+                self.max_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// The id of `content` stored for `session`: `art-` and 16 hex digits of an FNV-1a hash of
 /// both, so the same output keeps the same id within a session, and ids differ between them.
 pub(crate) fn artifact_id(session: &str, content: &str) -> String {
@@ -150,13 +164,7 @@ impl Kept {
 impl ArtifactStore for MemoryArtifacts {
     fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError> {
         let id = artifact_id(session, content);
-        if content.len() > self.limits.max_bytes {
-            return Err(ArtifactError::new(format!(
-                "an output of {} bytes is over the store's limit of {} bytes",
-                content.len(),
-                self.limits.max_bytes
-            )));
-        }
+        self.limits.check_size(content)?;
         let mut kept = self
             .state
             .lock()
@@ -273,13 +281,7 @@ impl DirectoryArtifacts {
 impl ArtifactStore for DirectoryArtifacts {
     fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError> {
         let id = artifact_id(session, content);
-        if content.len() > self.limits.max_bytes {
-            return Err(ArtifactError::new(format!(
-                "an output of {} bytes is over the store's limit of {} bytes",
-                content.len(),
-                self.limits.max_bytes
-            )));
-        }
+        self.limits.check_size(content)?;
         if let Some(path) = self.path(session, &id) {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
