@@ -1147,6 +1147,73 @@ mod tests {
         assert!(!serde_is_exact(&open));
     }
 
+    fn message(schema: &Value, value: Value) -> String {
+        let validator = match compile(schema) {
+            Ok(validator) => validator,
+            Err(reason) => panic!("{reason}"),
+        };
+        match validate(&validator, schema, &value) {
+            Ok(()) => "valid".to_owned(),
+            Err(error) => error.message().to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_union_is_answered_for_the_alternative_the_value_was_meant_for() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "address": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]},
+                "command": {"oneOf": [
+                    {"type": "string", "enum": ["Stop"]},
+                    {"type": "object", "properties": {"Move": {"type": "integer", "format": "int32"}}, "required": ["Move"], "additionalProperties": false},
+                    {"type": "object", "properties": {"Goto": {"type": "array"}}, "required": ["Goto"], "additionalProperties": false}
+                ]},
+                "amount": {"anyOf": [
+                    {"type": "integer"},
+                    {"type": "object", "properties": {"parts": {"type": "array", "items": {"type": "integer", "format": "uint32", "minimum": 0}}}, "required": ["parts"], "additionalProperties": false}
+                ]},
+                "payment": {"oneOf": [
+                    {"type": "object", "properties": {"method": {"const": "card"}, "details": {"type": "string", "minLength": 4}}, "required": ["method", "details"], "additionalProperties": false},
+                    {"type": "object", "properties": {"method": {"const": "cash"}}, "required": ["method"], "additionalProperties": false}
+                ]}
+            },
+            "additionalProperties": false,
+            "$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false}}
+        });
+        assert_eq!(
+            message(&schema, json!({"address": {"city": "Oslo", "zip": "0150"}})),
+            "`address`: unknown field `zip`, expected `city`"
+        );
+        assert_eq!(
+            message(&schema, json!({"command": {"Move": "north"}})),
+            "`command.Move`: invalid type: string, expected i32"
+        );
+        assert_eq!(
+            message(&schema, json!({"amount": {"parts": [1, -2]}})),
+            "`amount.parts[1]`: invalid value, expected at least 0"
+        );
+        assert_eq!(
+            message(
+                &schema,
+                json!({"payment": {"method": "card", "details": "12"}})
+            ),
+            "`payment.details`: invalid length, expected at least 4 characters"
+        );
+        assert_eq!(
+            message(&schema, json!({"payment": {"method": "cheque"}})),
+            "`payment.method`: invalid value, expected `card` or `cash`"
+        );
+        assert_eq!(
+            message(&schema, json!({"payment": {"details": "1234"}})),
+            "`payment`: missing field `method`"
+        );
+        assert_eq!(
+            message(&schema, json!({"command": "Go"})),
+            "`command`: invalid value, it matches none of the forms the schema allows"
+        );
+    }
+
     #[test]
     fn integral_floats_become_integers_where_the_schema_says_integer() {
         let schema = json!({
