@@ -447,6 +447,131 @@ fn apply(instance: &mut Value, node: usize, key: usize, mutation: &Mutation) -> 
     }
 }
 
+/// What a lowering for a provider that closes objects only with `additionalProperties`
+/// (OpenAI strict, Anthropic strict) can make of a canonical schema: each composition closed
+/// with `unevaluatedProperties` merged into plain objects (one per alternative), each closed.
+/// Written for the shapes schemars produces: it shows that the canonical form carries what
+/// such a provider needs, not how a real lowering must be written.
+fn closed_objects_only(schema: &Value) -> Value {
+    let mut lowered = lower(schema, schema);
+    if let (Some(Value::Object(definitions)), Value::Object(out)) =
+        (schema.get("$defs"), &mut lowered)
+    {
+        let definitions = definitions
+            .iter()
+            .map(|(name, definition)| (name.clone(), lower(definition, schema)))
+            .collect();
+        out.insert("$defs".to_owned(), Value::Object(definitions));
+    }
+    lowered
+}
+
+fn lower(node: &Value, root: &Value) -> Value {
+    let Value::Object(object) = node else {
+        return node.clone();
+    };
+    if object.get("unevaluatedProperties") == Some(&Value::Bool(false)) {
+        let mut variants: Vec<Value> = flatten(object, root)
+            .into_iter()
+            .map(|mut variant| {
+                variant.insert("additionalProperties".to_owned(), Value::Bool(false));
+                lower(&Value::Object(variant), root)
+            })
+            .collect();
+        return if variants.len() == 1 {
+            variants.remove(0)
+        } else {
+            json!({ "anyOf": variants })
+        };
+    }
+    let mut out = Map::new();
+    for (keyword, value) in object {
+        let lowered = match (keyword.as_str(), value) {
+            ("$defs", _) => continue,
+            ("properties" | "patternProperties", Value::Object(entries)) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(name, entry)| (name.clone(), lower(entry, root)))
+                    .collect(),
+            ),
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
+                Value::Array(items.iter().map(|item| lower(item, root)).collect())
+            }
+            ("items" | "additionalProperties", value) => lower(value, root),
+            (_, value) => value.clone(),
+        };
+        out.insert(keyword.clone(), lowered);
+    }
+    Value::Object(out)
+}
+
+/// The plain objects a composed object schema stands for: its own keywords merged with those
+/// of its `$ref`, its `allOf` parts, and each of its alternatives in turn.
+fn flatten(object: &Map<String, Value>, root: &Value) -> Vec<Map<String, Value>> {
+    let mut own = object.clone();
+    let reference = own.shift_remove("$ref");
+    let all = own.shift_remove("allOf");
+    let union = own
+        .shift_remove("oneOf")
+        .or_else(|| own.shift_remove("anyOf"));
+    own.shift_remove("unevaluatedProperties");
+    let part = |schema: &Value| match schema.as_object() {
+        Some(part) => flatten(part, root),
+        None => vec![Map::new()],
+    };
+    let mut choices: Vec<Vec<Map<String, Value>>> = Vec::new();
+    if let Some(target) = reference
+        .as_ref()
+        .and_then(Value::as_str)
+        .and_then(|reference| root.pointer(reference.trim_start_matches('#')))
+    {
+        choices.push(part(target));
+    }
+    if let Some(Value::Array(parts)) = &all {
+        choices.extend(parts.iter().map(part));
+    }
+    if let Some(Value::Array(alternatives)) = &union {
+        choices.push(alternatives.iter().flat_map(part).collect());
+    }
+    let mut variants = vec![own];
+    for options in choices {
+        variants = variants
+            .iter()
+            .flat_map(|variant| options.iter().map(move |option| merge(variant, option)))
+            .collect();
+    }
+    variants
+}
+
+fn merge(into: &Map<String, Value>, from: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = into.clone();
+    for (keyword, value) in from {
+        match (keyword.as_str(), out.get_mut(keyword)) {
+            ("properties", Some(Value::Object(properties))) => {
+                if let Value::Object(more) = value {
+                    for (name, property) in more {
+                        properties
+                            .entry(name.clone())
+                            .or_insert_with(|| property.clone());
+                    }
+                }
+            }
+            ("required", Some(Value::Array(required))) => {
+                for name in value.as_array().into_iter().flatten() {
+                    if !required.contains(name) {
+                        required.push(name.clone());
+                    }
+                }
+            }
+            (_, Some(_)) => {}
+            (_, None) => {
+                out.insert(keyword.clone(), value.clone());
+            }
+        }
+    }
+    out
+}
+
 /// Whether the mutation put a number where the value had a string: serde reads a number as
 /// the index of a variant (a tag `"type": 0`), which no schema says. The runtime refuses such
 /// a call, by the schema.
@@ -480,7 +605,13 @@ where
     schema::canonicalize(&mut again);
     schema::close_root(&mut again);
     assert_eq!(again, canonical, "canonicalization is idempotent");
+    let lowered = closed_objects_only(&canonical);
+    assert!(
+        !lowered.to_string().contains("unevaluatedProperties"),
+        "{lowered:#}"
+    );
     let (raw_validator, canonical_validator) = (validator(&raw), validator(&canonical));
+    let lowered_validator = validator(&lowered);
     let mut runner = TestRunner::new(Config {
         cases: 128,
         failure_persistence: None,
@@ -501,6 +632,16 @@ where
         );
         let mut instance = original.clone();
         let added = apply(&mut instance, node, key, &change);
+        for sample in [&original, &instance] {
+            prop_assert_eq!(
+                accepts(&canonical_validator, sample),
+                accepts(&lowered_validator, sample),
+                "closed with additionalProperties only, the schema says otherwise on {}\ncanonical: {:#}\nlowered: {:#}",
+                sample,
+                canonical,
+                lowered
+            );
+        }
         let (by_raw, by_canonical) = (
             accepts(&raw_validator, &instance),
             accepts(&canonical_validator, &instance),
