@@ -158,3 +158,47 @@ async fn deps_shared_as_an_arc_serve_the_tools_written_for_them() {
         .await;
     assert_eq!(report.observations()[0].content(), Some("tea: 3 CHF"));
 }
+
+/// A tool of one's own whose schema has a pattern no regex engine accepts.
+struct BrokenSchema(tool_runtime::ToolSpec);
+
+impl tool_runtime::Tool for BrokenSchema {
+    fn spec(&self) -> &tool_runtime::ToolSpec {
+        &self.0
+    }
+
+    fn deps_type(&self) -> Option<tool_runtime::DepsType> {
+        None
+    }
+
+    fn prepare(
+        &self,
+        _args: tool_runtime::ToolArgs<'_>,
+        _call: &tool_runtime::CallContext,
+    ) -> Result<tool_runtime::ToolFuture, tool_runtime::ToolError> {
+        Ok(Box::pin(async {
+            tool_runtime::ToolOutput::from_serialize(&1)
+        }))
+    }
+}
+
+#[test]
+fn a_schema_that_cannot_be_checked_is_a_build_error() {
+    let spec = tool_runtime::ToolSpec::new(
+        "broken",
+        "Has a broken pattern.",
+        json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "(unclosed"}}}),
+    );
+    let error = Runtime::builder(Shop { currency: "EUR" })
+        .inventory(false)
+        .tool(BrokenSchema(spec))
+        .build()
+        .err()
+        .map(|error| error.to_string());
+    assert!(
+        error.as_deref().is_some_and(
+            |error| error.starts_with("the input schema of tool `broken` cannot be compiled")
+        ),
+        "{error:?}"
+    );
+}

@@ -16,6 +16,7 @@ use crate::output::artifacts::{ArtifactStore, MemoryArtifacts};
 use crate::output::redact::Redactor;
 use crate::runtime::{Runtime, Shared};
 use crate::shells::RetryPolicy;
+use crate::validate;
 
 /// A runtime could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -27,6 +28,14 @@ pub enum BuildError {
     /// A dynamic tool is invalid.
     #[error(transparent)]
     DynamicTool(#[from] DynamicToolError),
+    /// A tool's input schema cannot be compiled into a validator.
+    #[error("the input schema of tool `{tool}` cannot be compiled: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What the validator said.
+        reason: String,
+    },
     /// A limit is set below its least useful value.
     #[error("limit `{name}` is {value}; it must be at least {min}")]
     AtLeast {
@@ -255,6 +264,14 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
             }
         }
         let registry = Registry::from_tools::<D>(unique)?;
+        // Each tool's argument check is decided (and its validator compiled) now, not on its
+        // first call: a schema that cannot be checked is a build error.
+        for spec in registry.specs() {
+            validate::prepare_check(spec).map_err(|reason| BuildError::InvalidSchema {
+                tool: spec.name().to_owned(),
+                reason,
+            })?;
+        }
         Ok(Runtime {
             shared: Arc::new(Shared {
                 deps: self.deps,

@@ -66,6 +66,21 @@ pub(crate) fn checked_by_the_tool(spec: &ToolSpec) {
     let _ = spec.derived().set(None);
 }
 
+/// Decides, once, how a tool's arguments are checked, compiling its schema's validator when
+/// serde alone is not exact for it; the reason when the schema cannot be compiled.
+pub(crate) fn prepare_check(spec: &ToolSpec) -> Result<(), String> {
+    let check = spec
+        .derived()
+        .get_or_init(|| Check::for_schema(spec.input_schema()));
+    match check
+        .as_ref()
+        .and_then(|check| check.downcast_ref::<Check>())
+    {
+        Some(Check::Broken(reason)) => Err(reason.clone()),
+        _ => Ok(()),
+    }
+}
+
 /// Checks the arguments of a call its tool has prepared (parsed) against the tool's schema,
 /// when parsing does not check all the schema says. For a flat tool: one look at its spec.
 #[inline]
