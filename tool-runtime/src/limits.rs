@@ -48,8 +48,15 @@ impl Default for Limits {
 /// Rejects arguments over the size or depth limit, without parsing them.
 pub(crate) fn check_arguments(arguments: &Arguments, limits: &Limits) -> Result<(), ToolError> {
     let (bytes, depth) = match arguments {
-        // Each level of nesting takes a byte: text no longer than the limit cannot pass it.
+        // Each level of nesting takes a byte: text no longer than the limit, or with no more
+        // opening brackets than the limit, cannot pass it.
         Arguments::Json(text) if text.len() <= limits.max_argument_depth => (text.len(), 0),
+        Arguments::Json(text)
+            if memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count()
+                <= limits.max_argument_depth =>
+        {
+            (text.len(), 0)
+        }
         Arguments::Json(text) => (text.len(), text_depth(text)),
         Arguments::Value(value) => (
             value_size(value, limits.max_argument_bytes),
