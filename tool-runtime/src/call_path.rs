@@ -6,8 +6,8 @@
 //! ```
 //!
 //! The gates that later decide whether a call may run at all (scope, policy and approval,
-//! idempotency) stand where `run_call` marks them: after the call is planned and before the
-//! tool's first poll, each able to answer the call without running it.
+//! idempotency) stand where the path marks them (`Path::poll`): after the call is planned and
+//! before the tool's first poll, each able to answer the call without running it.
 
 use std::any::Any;
 use std::future::Future;
