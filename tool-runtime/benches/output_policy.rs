@@ -35,7 +35,11 @@ struct BaselineArgs {
 
 /// `size` bytes of text: words, or words with accents and CJK, with a key every KiB or none.
 fn text(size: usize, non_ascii: bool, secrets: bool) -> String {
-    let word = if non_ascii { "déjà 東京 " } else { "order shipped " };
+    let word = if non_ascii {
+        "déjà 東京 "
+    } else {
+        "order shipped "
+    };
     let mut text = String::with_capacity(size + 64);
     let mut next_secret = 1024;
     while text.len() < size {
@@ -73,9 +77,13 @@ fn per_byte(c: &mut Criterion) {
             );
             let text = text(size, non_ascii, secrets);
             let json = serde_json::json!({ "text": text }).to_string();
-            group.bench_with_input(BenchmarkId::new("serde_json parse", &label), &json, |b, json| {
-                b.iter(|| black_box(serde_json::from_str::<BaselineArgs>(json).is_ok()));
-            });
+            group.bench_with_input(
+                BenchmarkId::new("serde_json parse", &label),
+                &json,
+                |b, json| {
+                    b.iter(|| black_box(serde_json::from_str::<BaselineArgs>(json).is_ok()));
+                },
+            );
             group.bench_with_input(
                 BenchmarkId::new("serde_json serialize", &label),
                 &text,
