@@ -393,6 +393,145 @@ impl<T> NoOutputSchema for &OutputSchemaProbe<T> {
     }
 }
 
+/// What a `#[tool]` declares, written out by the macro as a constant. The spec is built
+/// from it (with the schemas) the first time it is asked for, by code shared by every tool.
+pub struct ToolDecl {
+    /// The name the model calls the tool by.
+    pub name: &'static str,
+    /// The description.
+    pub description: &'static str,
+    /// The title, when declared.
+    pub title: Option<&'static str>,
+    /// The version, when declared.
+    pub version: Option<&'static str>,
+    /// The execution semantics.
+    pub execution: ToolExecution,
+    /// The behaviour hints.
+    pub hints: ToolHints,
+    /// The risk level.
+    pub risk: RiskLevel,
+    /// The resources the tool touches.
+    pub resources: &'static [&'static str],
+    /// The tool's own timeout, when declared.
+    pub timeout: Option<Duration>,
+    /// The output policy.
+    pub output: OutputPolicy,
+    /// Example calls, as JSON the macro checked.
+    pub examples: &'static [&'static str],
+    /// Where the function is.
+    pub location: SourceLocation,
+}
+
+impl ToolDecl {
+    /// What the macro writes only when declared: no title, version, resources, timeout, output
+    /// limit or examples. The base of each declaration (`..ToolDecl::UNSET`); the name,
+    /// description, execution, hints, risk and location are always written.
+    pub const UNSET: Self = Self {
+        name: "",
+        description: "",
+        title: None,
+        version: None,
+        execution: ToolExecution::UNKNOWN,
+        hints: ToolHints {
+            idempotent: false,
+            destructive: false,
+            open_world: false,
+        },
+        risk: RiskLevel::Write,
+        resources: &[],
+        timeout: None,
+        output: OutputPolicy { max_chars: None },
+        examples: &[],
+        location: SourceLocation { file: "", line: 0 },
+    };
+}
+
+/// A `#[tool]` function as a [`Tool`]: its declaration and the few functions the macro
+/// generates for it (the schemas, the context's deps type, the call). One impl of [`Tool`]
+/// serves every `#[tool]`; each is a `static` of this type.
+pub struct FnTool {
+    decl: ToolDecl,
+    input_schema: fn() -> Value,
+    output_schema: fn() -> Option<Value>,
+    deps_type: fn() -> Option<DepsType>,
+    takes_context: bool,
+    prepare: fn(ToolArgs<'_>, &CallContext) -> Result<ToolFuture, ToolError>,
+    spec: OnceLock<ToolSpec>,
+}
+
+impl FnTool {
+    /// The tool `decl` declares, whose calls `prepare` prepares.
+    pub const fn new(
+        decl: ToolDecl,
+        input_schema: fn() -> Value,
+        output_schema: fn() -> Option<Value>,
+        deps_type: fn() -> Option<DepsType>,
+        takes_context: bool,
+        prepare: fn(ToolArgs<'_>, &CallContext) -> Result<ToolFuture, ToolError>,
+    ) -> Self {
+        Self {
+            decl,
+            input_schema,
+            output_schema,
+            deps_type,
+            takes_context,
+            prepare,
+            spec: OnceLock::new(),
+        }
+    }
+
+    #[cold]
+    fn build_spec(&self) -> ToolSpec {
+        let decl = &self.decl;
+        let mut spec = ToolSpec::new(decl.name, decl.description, (self.input_schema)())
+            .with_output_schema((self.output_schema)())
+            .with_execution(decl.execution)
+            .with_hints(decl.hints)
+            .with_risk(decl.risk)
+            .with_timeout(decl.timeout)
+            .with_output(decl.output)
+            .with_location(decl.location);
+        if let Some(title) = decl.title {
+            spec = spec.with_title(title);
+        }
+        if let Some(version) = decl.version {
+            spec = spec.with_version(version);
+        }
+        if !decl.resources.is_empty() {
+            spec = spec.with_resources(decl.resources.iter().copied());
+        }
+        spec.with_examples(decl.examples.iter().copied().filter_map(example))
+    }
+}
+
+impl Tool for FnTool {
+    fn spec(&self) -> &ToolSpec {
+        self.spec.get_or_init(|| self.build_spec())
+    }
+
+    fn deps_type(&self) -> Option<DepsType> {
+        (self.deps_type)()
+    }
+
+    fn takes_context(&self) -> bool {
+        self.takes_context
+    }
+
+    fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
+        (self.prepare)(args, call)
+    }
+}
+
+/// The deps type of a tool without a context: any deps serve it.
+pub fn no_deps_type() -> Option<DepsType> {
+    None
+}
+
+/// The output schema of a tool that returns nothing.
+pub fn no_output_schema() -> Option<Value> {
+    None
+}
+
 /// The tool behind a `#[tool]` whose declaration has errors: the build fails anyway, this only
 /// keeps the errors from cascading.
 pub struct InvalidTool;

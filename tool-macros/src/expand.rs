@@ -1,5 +1,11 @@
 //! Code generation: the function itself, a marker type named like it, and, in an anonymous
-//! `const`, the parameters struct, the cached spec, the `Tool` impl and the registration.
+//! `const`, the parameters struct, the tool and its registration.
+//!
+//! What is generated per tool is kept to what only this tool can say, because a crate of many
+//! tools compiles all of it: the tool is a `static` of `__private::FnTool`, whose one `Tool`
+//! impl (spec building included) every tool shares; the expansion gives it the declaration as
+//! constants (`ToolDecl`) and the few functions that name this tool's types (parse, schemas,
+//! deps type, the call). See `tests/compile_cost.md` for how this is measured.
 //!
 //! Generated code names only `#krate::__private::...` and std paths from the root, and its
 //! own locals use mixed-site hygiene, so nothing in the user's scope can capture them.
@@ -7,13 +13,13 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{GenericArgument, Ident, ItemFn, PathArguments, Type};
+use syn::{GenericArgument, Ident, PathArguments, Type};
 
 use crate::attr::{Risk, ToolAttr};
 use crate::check::{self, Decl};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::model::{Output, ParamKind, ToolFn};
+use crate::model::{FnItem, Output, ParamKind, ToolFn};
 
 /// The whole macro: parse, check, then expand or fall back.
 pub(crate) fn tool(
@@ -21,16 +27,13 @@ pub(crate) fn tool(
     input: TokenStream,
     default_crate: TokenStream,
 ) -> TokenStream {
-    let item: ItemFn = match syn::parse2(input.clone()) {
-        Ok(item) => item,
-        Err(_) => {
-            let error = syn::Error::new(
-                Span::call_site(),
-                "#[tool] applies to a function: `async fn name(...) -> Result<T, ToolError>` or a plain `fn`",
-            )
-            .to_compile_error();
-            return quote!(#input #error);
-        }
+    let Some(item) = FnItem::parse(input.clone()) else {
+        let error = syn::Error::new(
+            Span::call_site(),
+            "#[tool] applies to a function: `async fn name(...) -> Result<T, ToolError>` or a plain `fn`",
+        )
+        .to_compile_error();
+        return quote!(#input #error);
     };
     let mut errors = Errors::default();
     let attr = ToolAttr::parse(args, &mut errors);
@@ -54,17 +57,16 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
     let marker = marker(tool, &p);
     let args_struct = args_struct(tool, &p);
     let returns = returns(tool, decl, &p);
-    let spec = spec(tool, decl, &p);
     let checks = checks(tool, &p);
+    let (output_schema_fn, output_schema) = output_schema(tool, &p);
+    let declared = declared(tool, decl, &p);
     let prepare = prepare(tool, decl, &p);
-    let takes_context = tool.context().is_some();
+    let generic_types = generic_types(tool);
     let deps_type = match tool.context() {
-        Some(context) => {
-            let deps_type = context_fn(&context.ty, "deps_type", &p);
-            quote!(#deps_type())
-        }
-        None => quote!(#p::Option::None),
+        Some(context) => context_fn(&context.ty, "deps_type", &p),
+        None => quote!(#p::no_deps_type),
     };
+    let takes_context = tool.context().is_some();
     quote! {
         #item
 
@@ -76,30 +78,27 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
             #checks
             #args_struct
             #returns
-            #spec
+            #output_schema_fn
 
-            impl #p::Tool for #ident {
-                fn spec(&self) -> &#p::ToolSpec {
-                    __tool_spec()
-                }
+            // Before `__tool_prepare`: a parameter type with neither trait is reported for its
+            // schema first, then for its parse.
+            static __TOOL: #p::FnTool = #p::FnTool::new(
+                #declared,
+                __tool_schema::<#(#generic_types),*>,
+                #output_schema,
+                #deps_type,
+                #takes_context,
+                __tool_prepare,
+            );
 
-                fn deps_type(&self) -> #p::Option<#p::DepsType> {
-                    #deps_type
-                }
-
-                fn takes_context(&self) -> bool {
-                    #takes_context
-                }
-
-                #prepare
-            }
+            #prepare
 
             impl #p::ToolDef for #ident {
-                const TOOL: &'static dyn #p::Tool = &#ident {};
+                const TOOL: &'static dyn #p::Tool = &__TOOL;
             }
 
             #p::inventory::submit! {
-                #p::ToolRegistration::new(<#ident as #p::ToolDef>::TOOL)
+                #p::ToolRegistration::new(&__TOOL)
             }
         };
     }
@@ -261,15 +260,20 @@ fn unraw(ident: &Ident) -> String {
     name.strip_prefix("r#").map(str::to_owned).unwrap_or(name)
 }
 
-fn spec(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
+/// What the attribute and the function declare, as a `ToolDecl` constant: the spec is built
+/// from it, when first asked for, by code in `__private` that every tool shares.
+fn declared(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
     let ident = &tool.item.sig.ident;
     let name = &decl.name;
     let description = &decl.description;
-    let title = decl.title.as_ref().map(|title| quote!(.with_title(#title)));
+    let title = decl
+        .title
+        .as_ref()
+        .map(|title| quote!(title: #p::Option::Some(#title),));
     let version = decl
         .version
         .as_ref()
-        .map(|version| quote!(.with_version(#version)));
+        .map(|version| quote!(version: #p::Option::Some(#version),));
     let declared_any = decl.read_only || decl.mutates_workspace || decl.exclusive || decl.stateful;
     let (read_only, mutates, exclusive, stateful) = if declared_any {
         (
@@ -292,56 +296,64 @@ fn spec(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
     };
     let resources = (!decl.resources.is_empty()).then(|| {
         let resources = &decl.resources;
-        quote!(.with_resources([#(#resources),*]))
+        quote!(resources: &[#(#resources),*],)
     });
     let timeout = decl
         .timeout_ms
-        .map(|millis| quote!(.with_timeout(#p::Option::Some(#p::Duration::from_millis(#millis)))));
+        .map(|millis| quote!(timeout: #p::Option::Some(#p::Duration::from_millis(#millis)),));
     let max_output = decl
         .max_output_chars
-        .map(|max| quote!(.with_output(#p::OutputPolicy { max_chars: #p::Option::Some(#max) })));
+        .map(|max| quote!(output: #p::OutputPolicy { max_chars: #p::Option::Some(#max) },));
     let examples = (!decl.examples.is_empty()).then(|| {
         let examples = &decl.examples;
-        quote!(.with_examples([#(#examples),*].into_iter().filter_map(#p::example)))
+        quote!(examples: &[#(#examples),*],)
     });
-    let output_schema = match &tool.output {
-        Output::Unit => quote!(#p::Option::None),
-        Output::Plain(_) | Output::Result(_) => quote! {
-            (&#p::OutputSchemaProbe::<<__ToolReturns as #p::Returns>::Ok>::new()).output_schema()
-        },
-    };
     let line = quote_spanned!(ident.span()=> ::core::line!());
-    let generic_types = generic_types(tool);
     quote! {
-        fn __tool_spec() -> &'static #p::ToolSpec {
-            static __TOOL_SPEC: #p::OnceLock<#p::ToolSpec> = #p::OnceLock::new();
-            __TOOL_SPEC.get_or_init(|| {
-                #[allow(unused_imports)]
-                use #p::{HasOutputSchema as _, NoOutputSchema as _};
-                #p::ToolSpec::new(#name, #description, __tool_schema::<#(#generic_types),*>())
-                    #title
-                    #version
-                    .with_output_schema(#output_schema)
-                    .with_execution(#p::ToolExecution {
-                        read_only: #read_only,
-                        mutates_workspace: #mutates,
-                        exclusive: #exclusive,
-                        stateful_action: #stateful,
-                        pagination: #pagination,
-                    })
-                    .with_hints(#p::ToolHints {
-                        idempotent: #idempotent,
-                        destructive: #destructive,
-                        open_world: #open_world,
-                    })
-                    .with_risk(#p::RiskLevel::#risk)
-                    #resources
-                    #timeout
-                    #max_output
-                    #examples
-                    .with_location(#p::SourceLocation { file: ::core::file!(), line: #line })
-            })
+        #p::ToolDecl {
+            name: #name,
+            description: #description,
+            #title
+            #version
+            execution: #p::ToolExecution {
+                read_only: #read_only,
+                mutates_workspace: #mutates,
+                exclusive: #exclusive,
+                stateful_action: #stateful,
+                pagination: #pagination,
+            },
+            hints: #p::ToolHints {
+                idempotent: #idempotent,
+                destructive: #destructive,
+                open_world: #open_world,
+            },
+            risk: #p::RiskLevel::#risk,
+            #resources
+            #timeout
+            #max_output
+            #examples
+            location: #p::SourceLocation { file: ::core::file!(), line: #line },
+            ..#p::ToolDecl::UNSET
         }
+    }
+}
+
+/// The function that gives the result's schema, when the result type has one (asked without
+/// requiring it: see `OutputSchemaProbe`), and the path the tool names it by.
+fn output_schema(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
+    match &tool.output {
+        Output::Unit => (TokenStream::new(), quote!(#p::no_output_schema)),
+        Output::Plain(_) | Output::Result(_) => (
+            quote! {
+                fn __tool_output_schema() -> #p::Option<#p::serde_json::Value> {
+                    #[allow(unused_imports)]
+                    use #p::{HasOutputSchema as _, NoOutputSchema as _};
+                    (&#p::OutputSchemaProbe::<<__ToolReturns as #p::Returns>::Ok>::new())
+                        .output_schema()
+                }
+            },
+            quote!(__tool_output_schema),
+        ),
     }
 }
 
@@ -470,8 +482,9 @@ fn checks(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     }
 }
 
-/// `Tool::prepare`: parse the arguments and build the context now (a bad call fails before
-/// anything runs), then box the future that calls the function.
+/// `__tool_prepare`, what the tool's `Tool::prepare` calls: parse the arguments and build the
+/// context now (a bad call fails before anything runs), then box the future that calls the
+/// function.
 ///
 /// Every local here is mixed-site, and the parameters are bound to mixed-site names: no name
 /// the user's function or parameters use can capture or shadow one of ours, and the function
@@ -480,7 +493,6 @@ fn prepare(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
     let local = |name: &str| Ident::new(name, Span::mixed_site());
     let (args, call) = (local("__args"), local("__call"));
     let (parsed, context, result) = (local("__parsed"), local("__context"), local("__result"));
-    let (value, error) = (local("__value"), local("__error"));
     let ident = &tool.item.sig.ident;
     let generic_types = generic_types(tool);
 
@@ -514,10 +526,7 @@ fn prepare(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
         Some(param) => {
             let storage = context_fn(&param.ty, "storage", p);
             quote! {
-                let #context = match #storage(#call.clone()) {
-                    #p::Result::Ok(#value) => #value,
-                    #p::Result::Err(#error) => return #p::Result::Err(#error),
-                };
+                let #context = #storage(#call.clone())?;
             }
         }
         None => quote!(let _ = #call;),
@@ -526,15 +535,11 @@ fn prepare(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
 
     let run = if decl.blocking {
         quote! {
-            match #p::run_blocking(move || {
+            #p::run_blocking(move || {
                 #take_context
                 #ident(#(#call_args),*)
             })
-            .await
-            {
-                #p::Result::Ok(#value) => #value,
-                #p::Result::Err(#error) => return #p::Result::Err(#error),
-            }
+            .await?
         }
     } else {
         let awaited = tool.item.sig.asyncness.map(|_| quote!(.await));
@@ -563,15 +568,11 @@ fn prepare(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
         })
     };
     quote! {
-        fn prepare(
-            &self,
+        fn __tool_prepare(
             #args: #p::ToolArgs<'_>,
             #call: &#p::CallContext,
         ) -> #p::Result<#p::ToolFuture, #p::ToolError> {
-            let #parsed = match __tool_parse::<#(#generic_types),*>(#args) {
-                #p::Result::Ok(#value) => #value,
-                #p::Result::Err(#error) => return #p::Result::Err(#error),
-            };
+            let #parsed = __tool_parse::<#(#generic_types),*>(#args)?;
             #make_context
             #future
         }

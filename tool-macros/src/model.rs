@@ -2,18 +2,93 @@
 //! the syntax the user wrote.
 
 use crate::errors::Errors;
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use quote::{ToTokens, TokenStreamExt};
+use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, Expr, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type,
+    Attribute, Expr, FnArg, GenericArgument, Ident, Pat, PathArguments, ReturnType, Signature,
+    Type, Visibility,
 };
 
 use crate::docs;
 
+/// A function as the macro reads it: attributes, visibility and signature parsed, the body
+/// kept as the tokens it came as. The body is never parsed (nothing here needs it), so a long
+/// body costs the macro nothing and comes out exactly as written.
+pub(crate) struct FnItem {
+    /// The outer attributes.
+    pub(crate) attrs: Vec<Attribute>,
+    pub(crate) vis: Visibility,
+    pub(crate) sig: Signature,
+    /// The body: one `{ ... }` group.
+    pub(crate) body: Group,
+}
+
+impl FnItem {
+    /// `tokens` as a function, or `None` when they are not one.
+    pub(crate) fn parse(tokens: TokenStream) -> Option<Self> {
+        let mut trees: Vec<TokenTree> = tokens.into_iter().collect();
+        let body = match trees.pop() {
+            Some(TokenTree::Group(body)) if body.delimiter() == Delimiter::Brace => body,
+            _ => return None,
+        };
+        let head = |input: ParseStream<'_>| {
+            Ok((
+                input.call(Attribute::parse_outer)?,
+                input.parse::<Visibility>()?,
+                input.parse::<Signature>()?,
+            ))
+        };
+        let (attrs, vis, sig) = head.parse2(trees.into_iter().collect()).ok()?;
+        Some(Self {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+
+    /// The inner attributes at the start of the body (`//!` comments become these).
+    fn inner_attrs(&self) -> Vec<Attribute> {
+        let mut trees = self.body.stream().into_iter();
+        let mut leading = TokenStream::new();
+        loop {
+            match (trees.next(), trees.next(), trees.next()) {
+                (
+                    Some(TokenTree::Punct(pound)),
+                    Some(TokenTree::Punct(bang)),
+                    Some(TokenTree::Group(group)),
+                ) if pound.as_char() == '#'
+                    && bang.as_char() == '!'
+                    && group.delimiter() == Delimiter::Bracket =>
+                {
+                    leading.extend([
+                        TokenTree::Punct(pound),
+                        TokenTree::Punct(bang),
+                        TokenTree::Group(group),
+                    ]);
+                }
+                _ => break,
+            }
+        }
+        Attribute::parse_inner.parse2(leading).unwrap_or_default()
+    }
+}
+
+impl ToTokens for FnItem {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.append_all(&self.attrs);
+        self.vis.to_tokens(tokens);
+        self.sig.to_tokens(tokens);
+        self.body.to_tokens(tokens);
+    }
+}
+
 /// A `#[tool]` function, parsed and classified.
 pub(crate) struct ToolFn {
     /// The function with our parameter attributes removed: what is emitted.
-    pub(crate) item: ItemFn,
+    pub(crate) item: FnItem,
     /// The function's doc comment text, when any.
     pub(crate) docs: Option<String>,
     pub(crate) params: Vec<Param>,
@@ -82,8 +157,10 @@ pub(crate) enum Output {
 }
 
 impl ToolFn {
-    pub(crate) fn parse(mut item: ItemFn, errors: &mut Errors) -> Self {
-        let docs = docs::text(&item.attrs);
+    pub(crate) fn parse(mut item: FnItem, errors: &mut Errors) -> Self {
+        let mut attrs = item.attrs.clone();
+        attrs.extend(item.inner_attrs());
+        let docs = docs::text(&attrs);
         let mut params = Vec::with_capacity(item.sig.inputs.len());
         for input in item.sig.inputs.iter_mut() {
             match input {

@@ -314,3 +314,33 @@ fn the_function_is_called_by_its_name_with_hygienic_arguments() {
     );
     assert!(text.contains("query(__arg0, __arg1).await"), "{text}");
 }
+
+/// The body is not parsed: it comes out token for token, and doc comments at its start still
+/// describe the tool.
+#[test]
+fn the_body_comes_out_as_written_and_its_inner_docs_describe_the_tool() {
+    let body = quote! {{
+        //! Reads the number.
+        let number = 1;
+        number
+    }};
+    let output = expand(
+        quote!(read_only),
+        quote! {
+            fn read() -> u32 #body
+        },
+    );
+    assert_eq!(errors(output.clone()), Vec::<String>::new());
+    let emitted = output.into_iter().find_map(|token| match token {
+        TokenTree::Group(group) if group.delimiter() == proc_macro2::Delimiter::Brace => {
+            Some(group.to_string())
+        }
+        _ => None,
+    });
+    assert_eq!(emitted, Some(body.to_string()));
+    let described = crate::model::ToolFn::parse(
+        crate::model::FnItem::parse(quote!(fn read() -> u32 #body)).expect("a function"),
+        &mut crate::errors::Errors::default(),
+    );
+    assert_eq!(described.docs.as_deref(), Some("Reads the number."));
+}

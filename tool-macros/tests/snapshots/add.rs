@@ -51,106 +51,80 @@ const _: () = {
         type Err = ::tool_runtime::__private::Infallible;
     }
     impl ::tool_runtime::__private::PageReturns for __ToolReturns {}
-    fn __tool_spec() -> &'static ::tool_runtime::__private::ToolSpec {
-        static __TOOL_SPEC: ::tool_runtime::__private::OnceLock<
-            ::tool_runtime::__private::ToolSpec,
-        > = ::tool_runtime::__private::OnceLock::new();
-        __TOOL_SPEC
-            .get_or_init(|| {
-                #[allow(unused_imports)]
-                use ::tool_runtime::__private::{
-                    HasOutputSchema as _, NoOutputSchema as _,
-                };
-                ::tool_runtime::__private::ToolSpec::new(
-                        "add-numbers",
-                        "Adds.",
-                        __tool_schema::<Option<String>>(),
-                    )
-                    .with_output_schema(
-                        (&::tool_runtime::__private::OutputSchemaProbe::<
-                            <__ToolReturns as ::tool_runtime::__private::Returns>::Ok,
-                        >::new())
-                            .output_schema(),
-                    )
-                    .with_execution(::tool_runtime::__private::ToolExecution {
-                        read_only: false,
-                        mutates_workspace: false,
-                        exclusive: false,
-                        stateful_action: true,
-                        pagination: true,
-                    })
-                    .with_hints(::tool_runtime::__private::ToolHints {
-                        idempotent: false,
-                        destructive: false,
-                        open_world: false,
-                    })
-                    .with_risk(::tool_runtime::__private::RiskLevel::Write)
-                    .with_location(::tool_runtime::__private::SourceLocation {
-                        file: ::core::file!(),
-                        line: ::core::line!(),
-                    })
-            })
+    fn __tool_output_schema() -> ::tool_runtime::__private::Option<
+        ::tool_runtime::__private::serde_json::Value,
+    > {
+        #[allow(unused_imports)]
+        use ::tool_runtime::__private::{HasOutputSchema as _, NoOutputSchema as _};
+        (&::tool_runtime::__private::OutputSchemaProbe::<
+            <__ToolReturns as ::tool_runtime::__private::Returns>::Ok,
+        >::new())
+            .output_schema()
     }
-    impl ::tool_runtime::__private::Tool for add {
-        fn spec(&self) -> &::tool_runtime::__private::ToolSpec {
-            __tool_spec()
-        }
-        fn deps_type(
-            &self,
-        ) -> ::tool_runtime::__private::Option<::tool_runtime::__private::DepsType> {
-            <Option<
-                &mut RunContext,
-            > as ::tool_runtime::__private::ContextParam<'_>>::deps_type()
-        }
-        fn takes_context(&self) -> bool {
-            true
-        }
-        fn prepare(
-            &self,
-            __args: ::tool_runtime::__private::ToolArgs<'_>,
-            __call: &::tool_runtime::__private::CallContext,
-        ) -> ::tool_runtime::__private::Result<
-            ::tool_runtime::__private::ToolFuture,
-            ::tool_runtime::__private::ToolError,
-        > {
-            let __parsed = match __tool_parse::<Option<String>>(__args) {
-                ::tool_runtime::__private::Result::Ok(__value) => __value,
-                ::tool_runtime::__private::Result::Err(__error) => {
-                    return ::tool_runtime::__private::Result::Err(__error);
-                }
+    static __TOOL: ::tool_runtime::__private::FnTool = ::tool_runtime::__private::FnTool::new(
+        ::tool_runtime::__private::ToolDecl {
+            name: "add-numbers",
+            description: "Adds.",
+            execution: ::tool_runtime::__private::ToolExecution {
+                read_only: false,
+                mutates_workspace: false,
+                exclusive: false,
+                stateful_action: true,
+                pagination: true,
+            },
+            hints: ::tool_runtime::__private::ToolHints {
+                idempotent: false,
+                destructive: false,
+                open_world: false,
+            },
+            risk: ::tool_runtime::__private::RiskLevel::Write,
+            location: ::tool_runtime::__private::SourceLocation {
+                file: ::core::file!(),
+                line: ::core::line!(),
+            },
+            ..::tool_runtime::__private::ToolDecl::UNSET
+        },
+        __tool_schema::<Option<String>>,
+        __tool_output_schema,
+        <Option<
+            &mut RunContext,
+        > as ::tool_runtime::__private::ContextParam<'_>>::deps_type,
+        true,
+        __tool_prepare,
+    );
+    fn __tool_prepare(
+        __args: ::tool_runtime::__private::ToolArgs<'_>,
+        __call: &::tool_runtime::__private::CallContext,
+    ) -> ::tool_runtime::__private::Result<
+        ::tool_runtime::__private::ToolFuture,
+        ::tool_runtime::__private::ToolError,
+    > {
+        let __parsed = __tool_parse::<Option<String>>(__args)?;
+        let __context = <Option<
+            &mut RunContext,
+        > as ::tool_runtime::__private::ContextParam<'_>>::storage(__call.clone())?;
+        ::tool_runtime::__private::box_future(async move {
+            let __ToolArgs { cursor: __arg0 } = __parsed;
+            let __result = {
+                let mut __context = __context;
+                add(
+                    __arg0,
+                    <Option<
+                        &mut RunContext,
+                    > as ::tool_runtime::__private::ContextParam<
+                        '_,
+                    >>::view(&mut __context),
+                )
             };
-            let __context = match <Option<
-                &mut RunContext,
-            > as ::tool_runtime::__private::ContextParam<'_>>::storage(__call.clone()) {
-                ::tool_runtime::__private::Result::Ok(__value) => __value,
-                ::tool_runtime::__private::Result::Err(__error) => {
-                    return ::tool_runtime::__private::Result::Err(__error);
-                }
-            };
-            ::tool_runtime::__private::box_future(async move {
-                let __ToolArgs { cursor: __arg0 } = __parsed;
-                let __result = {
-                    let mut __context = __context;
-                    add(
-                        __arg0,
-                        <Option<
-                            &mut RunContext,
-                        > as ::tool_runtime::__private::ContextParam<
-                            '_,
-                        >>::view(&mut __context),
-                    )
-                };
-                ::tool_runtime::__private::finish_page::<
-                    __ToolReturns,
-                >(::tool_runtime::__private::Result::Ok(__result))
-            })
-        }
+            ::tool_runtime::__private::finish_page::<
+                __ToolReturns,
+            >(::tool_runtime::__private::Result::Ok(__result))
+        })
     }
     impl ::tool_runtime::__private::ToolDef for add {
-        const TOOL: &'static dyn ::tool_runtime::__private::Tool = &add {};
+        const TOOL: &'static dyn ::tool_runtime::__private::Tool = &__TOOL;
     }
     ::tool_runtime::__private::inventory::submit! {
-        ::tool_runtime::__private::ToolRegistration::new(< add as
-        ::tool_runtime::__private::ToolDef > ::TOOL)
+        ::tool_runtime::__private::ToolRegistration::new(& __TOOL)
     }
 };

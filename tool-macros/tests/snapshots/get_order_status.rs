@@ -68,109 +68,81 @@ const _: () = {
             ToolError,
         > as ::tool_core::__private::ResultParts>::Err;
     }
-    fn __tool_spec() -> &'static ::tool_core::__private::ToolSpec {
-        static __TOOL_SPEC: ::tool_core::__private::OnceLock<
-            ::tool_core::__private::ToolSpec,
-        > = ::tool_core::__private::OnceLock::new();
-        __TOOL_SPEC
-            .get_or_init(|| {
-                #[allow(unused_imports)]
-                use ::tool_core::__private::{HasOutputSchema as _, NoOutputSchema as _};
-                ::tool_core::__private::ToolSpec::new(
-                        "get_order_status",
-                        "Look up one order.",
-                        __tool_schema::<String>(),
-                    )
-                    .with_output_schema(
-                        (&::tool_core::__private::OutputSchemaProbe::<
-                            <__ToolReturns as ::tool_core::__private::Returns>::Ok,
-                        >::new())
-                            .output_schema(),
-                    )
-                    .with_execution(::tool_core::__private::ToolExecution {
-                        read_only: true,
-                        mutates_workspace: false,
-                        exclusive: false,
-                        stateful_action: false,
-                        pagination: false,
-                    })
-                    .with_hints(::tool_core::__private::ToolHints {
-                        idempotent: true,
-                        destructive: false,
-                        open_world: false,
-                    })
-                    .with_risk(::tool_core::__private::RiskLevel::Read)
-                    .with_timeout(
-                        ::tool_core::__private::Option::Some(
-                            ::tool_core::__private::Duration::from_millis(5000u64),
-                        ),
-                    )
-                    .with_location(::tool_core::__private::SourceLocation {
-                        file: ::core::file!(),
-                        line: ::core::line!(),
-                    })
-            })
+    fn __tool_output_schema() -> ::tool_core::__private::Option<
+        ::tool_core::__private::serde_json::Value,
+    > {
+        #[allow(unused_imports)]
+        use ::tool_core::__private::{HasOutputSchema as _, NoOutputSchema as _};
+        (&::tool_core::__private::OutputSchemaProbe::<
+            <__ToolReturns as ::tool_core::__private::Returns>::Ok,
+        >::new())
+            .output_schema()
     }
-    impl ::tool_core::__private::Tool for get_order_status {
-        fn spec(&self) -> &::tool_core::__private::ToolSpec {
-            __tool_spec()
-        }
-        fn deps_type(
-            &self,
-        ) -> ::tool_core::__private::Option<::tool_core::__private::DepsType> {
-            <RunContext<
-                SupportDeps,
-            > as ::tool_core::__private::ContextParam<'_>>::deps_type()
-        }
-        fn takes_context(&self) -> bool {
-            true
-        }
-        fn prepare(
-            &self,
-            __args: ::tool_core::__private::ToolArgs<'_>,
-            __call: &::tool_core::__private::CallContext,
-        ) -> ::tool_core::__private::Result<
-            ::tool_core::__private::ToolFuture,
-            ::tool_core::__private::ToolError,
-        > {
-            let __parsed = match __tool_parse::<String>(__args) {
-                ::tool_core::__private::Result::Ok(__value) => __value,
-                ::tool_core::__private::Result::Err(__error) => {
-                    return ::tool_core::__private::Result::Err(__error);
-                }
+    static __TOOL: ::tool_core::__private::FnTool = ::tool_core::__private::FnTool::new(
+        ::tool_core::__private::ToolDecl {
+            name: "get_order_status",
+            description: "Look up one order.",
+            execution: ::tool_core::__private::ToolExecution {
+                read_only: true,
+                mutates_workspace: false,
+                exclusive: false,
+                stateful_action: false,
+                pagination: false,
+            },
+            hints: ::tool_core::__private::ToolHints {
+                idempotent: true,
+                destructive: false,
+                open_world: false,
+            },
+            risk: ::tool_core::__private::RiskLevel::Read,
+            timeout: ::tool_core::__private::Option::Some(
+                ::tool_core::__private::Duration::from_millis(5000u64),
+            ),
+            location: ::tool_core::__private::SourceLocation {
+                file: ::core::file!(),
+                line: ::core::line!(),
+            },
+            ..::tool_core::__private::ToolDecl::UNSET
+        },
+        __tool_schema::<String>,
+        __tool_output_schema,
+        <RunContext<SupportDeps> as ::tool_core::__private::ContextParam<'_>>::deps_type,
+        true,
+        __tool_prepare,
+    );
+    fn __tool_prepare(
+        __args: ::tool_core::__private::ToolArgs<'_>,
+        __call: &::tool_core::__private::CallContext,
+    ) -> ::tool_core::__private::Result<
+        ::tool_core::__private::ToolFuture,
+        ::tool_core::__private::ToolError,
+    > {
+        let __parsed = __tool_parse::<String>(__args)?;
+        let __context = <RunContext<
+            SupportDeps,
+        > as ::tool_core::__private::ContextParam<'_>>::storage(__call.clone())?;
+        ::tool_core::__private::box_future(async move {
+            let __ToolArgs { order_id: __arg0, include_items: __arg1 } = __parsed;
+            let __result = {
+                let mut __context = __context;
+                get_order_status(
+                        <RunContext<
+                            SupportDeps,
+                        > as ::tool_core::__private::ContextParam<
+                            '_,
+                        >>::view(&mut __context),
+                        __arg0,
+                        __arg1,
+                    )
+                    .await
             };
-            let __context = match <RunContext<
-                SupportDeps,
-            > as ::tool_core::__private::ContextParam<'_>>::storage(__call.clone()) {
-                ::tool_core::__private::Result::Ok(__value) => __value,
-                ::tool_core::__private::Result::Err(__error) => {
-                    return ::tool_core::__private::Result::Err(__error);
-                }
-            };
-            ::tool_core::__private::box_future(async move {
-                let __ToolArgs { order_id: __arg0, include_items: __arg1 } = __parsed;
-                let __result = {
-                    let mut __context = __context;
-                    get_order_status(
-                            <RunContext<
-                                SupportDeps,
-                            > as ::tool_core::__private::ContextParam<
-                                '_,
-                            >>::view(&mut __context),
-                            __arg0,
-                            __arg1,
-                        )
-                        .await
-                };
-                ::tool_core::__private::finish::<__ToolReturns>(__result)
-            })
-        }
+            ::tool_core::__private::finish::<__ToolReturns>(__result)
+        })
     }
     impl ::tool_core::__private::ToolDef for get_order_status {
-        const TOOL: &'static dyn ::tool_core::__private::Tool = &get_order_status {};
+        const TOOL: &'static dyn ::tool_core::__private::Tool = &__TOOL;
     }
     ::tool_core::__private::inventory::submit! {
-        ::tool_core::__private::ToolRegistration::new(< get_order_status as
-        ::tool_core::__private::ToolDef > ::TOOL)
+        ::tool_core::__private::ToolRegistration::new(& __TOOL)
     }
 };
