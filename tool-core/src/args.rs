@@ -152,8 +152,10 @@ fn integral_floats_to_integers(value: &mut Value) -> bool {
     changed
 }
 
-/// The integer a float with no fraction stands for, when one fits.
-fn integer_of(float: f64) -> Option<serde_json::Number> {
+/// The integer a float with no fraction stands for, when one fits: `1.0` for an integer
+/// parameter is an integer in JSON Schema. Shared with the runtime's validation of dynamic
+/// tools.
+pub fn integer_of(float: f64) -> Option<serde_json::Number> {
     if float.fract() != 0.0 || !float.is_finite() {
         return None;
     }

@@ -69,7 +69,7 @@ mod tool;
 pub mod __private;
 
 #[doc(hidden)]
-pub use args::parse_args;
+pub use args::{integer_of, parse_args};
 pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext};
 #[doc(hidden)]
 pub use context::{SessionContext, ToolInvoker, TurnContexts};

@@ -27,7 +27,7 @@ use jsonschema::Validator;
 use jsonschema::error::{ValidationError, ValidationErrorKind};
 use jsonschema::paths::{Location, LocationSegment};
 use serde_json::{Map, Value};
-use tool_core::{ErrorKind, ToolError, ToolSpec};
+use tool_core::{ErrorKind, ToolError, ToolSpec, integer_of};
 
 use crate::call::Arguments;
 
@@ -1050,21 +1050,6 @@ fn applicable<'a>(root: &'a Value, schema: &'a Value) -> Vec<&'a Value> {
         }
     }
     out
-}
-
-/// The integer a float with no fraction stands for, when one fits.
-fn integer_of(float: f64) -> Option<serde_json::Number> {
-    if float.fract() != 0.0 || !float.is_finite() {
-        return None;
-    }
-    // Exact: the bounds are checked first and the value has no fraction.
-    if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
-        Some(serde_json::Number::from(float as u64))
-    } else if (-9_223_372_036_854_775_808.0..0.0).contains(&float) {
-        Some(serde_json::Number::from(float as i64))
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]
