@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A full run builds everything once: incremental caches would only double the target
+# directory's size. A developer's own cargo commands keep their incremental builds.
+export CARGO_INCREMENTAL=0
+
 step() { printf '\n== %s\n' "$*"; }
 
 step "cargo fmt --all --check"
