@@ -83,6 +83,9 @@ struct SessionInner {
     deps_type: DepsType,
     session_id: Arc<str>,
     invoker: Option<Arc<dyn ToolInvoker>>,
+    /// What the runtime keeps about the session for the calls tools make (its scope and
+    /// principal); opaque here.
+    data: Option<Arc<AnyDeps>>,
 }
 
 impl SessionContext {
@@ -98,6 +101,22 @@ impl SessionContext {
                 deps_type: DepsType::of::<D>(),
                 session_id: session_id.into(),
                 invoker,
+                data: None,
+            }),
+        }
+    }
+
+    /// The same session with the runtime's data about it, which nested calls read back
+    /// through [`CallContext::session_data`].
+    pub fn with_data(self, data: Arc<AnyDeps>) -> Self {
+        let inner = &*self.inner;
+        Self {
+            inner: Arc::new(SessionInner {
+                deps: Arc::clone(&inner.deps),
+                deps_type: inner.deps_type,
+                session_id: Arc::clone(&inner.session_id),
+                invoker: inner.invoker.clone(),
+                data: Some(data),
             }),
         }
     }
@@ -228,6 +247,7 @@ impl CallContext {
                 deps_type: session.deps_type,
                 session_id: Arc::clone(&session.session_id),
                 invoker: Some(invoker),
+                data: session.data.clone(),
             }),
         };
         TurnContexts::build(session, self.depth(), [(self.call_id(), self.tool_name())]).first()
@@ -260,6 +280,12 @@ impl CallContext {
             turn.text.get(start..id_end).unwrap_or_default(),
             turn.text.get(id_end..name_end).unwrap_or_default(),
         )
+    }
+
+    /// The runtime's data about the session ([`SessionContext::with_data`]).
+    #[doc(hidden)]
+    pub fn session_data(&self) -> Option<&Arc<AnyDeps>> {
+        self.session().inner.data.as_ref()
     }
 
     /// The session this call belongs to.

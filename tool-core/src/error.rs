@@ -40,6 +40,22 @@ pub enum ErrorKind {
     /// A tool that runs alongside other calls (parallel-safe) tried to call a tool that must
     /// run alone; the nested call did not run.
     NestedCallRefused,
+    /// The tool exists but is outside the session's scope: this request may not call it.
+    OutOfScope,
+    /// The session's principal lacks a role the tool requires.
+    NotPermitted,
+    /// The policy or an approver refused the call; the message says why.
+    Denied,
+    /// The call waits for a person's decision; its details carry the request id to resume.
+    ApprovalPending,
+    /// The session had too many consecutive denials: its asks and writes are refused until the
+    /// application resets it.
+    TooManyDenials,
+    /// The audit trail could not be written, so the write was not run.
+    AuditUnavailable,
+    /// A decision handed back to resume a call was refused: forged, replayed, expired, or
+    /// for another session, principal, call or arguments.
+    InvalidDecision,
     /// A kind defined by a tool or a later layer, in `snake_case`.
     Custom(Cow<'static, str>),
 }
@@ -57,6 +73,13 @@ impl ErrorKind {
             ErrorKind::Internal => "internal",
             ErrorKind::CallDepthExceeded => "call_depth_exceeded",
             ErrorKind::NestedCallRefused => "nested_call_refused",
+            ErrorKind::OutOfScope => "out_of_scope",
+            ErrorKind::NotPermitted => "not_permitted",
+            ErrorKind::Denied => "denied",
+            ErrorKind::ApprovalPending => "approval_pending",
+            ErrorKind::TooManyDenials => "too_many_denials",
+            ErrorKind::AuditUnavailable => "audit_unavailable",
+            ErrorKind::InvalidDecision => "invalid_decision",
             ErrorKind::Custom(kind) => kind,
         }
     }

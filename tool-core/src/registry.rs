@@ -343,7 +343,14 @@ impl Registry {
     /// The `unknown_tool` error for `name`: the available tools and the nearest match.
     #[doc(hidden)]
     pub fn unknown_tool(&self, name: &str) -> ToolError {
-        let available: Vec<&str> = self.names().collect();
+        self.unknown_tool_among(name, |_| true)
+    }
+
+    /// The `unknown_tool` error for `name` when only the tools `visible` keeps may be named:
+    /// neither the list nor the suggestion mentions any other.
+    #[doc(hidden)]
+    pub fn unknown_tool_among(&self, name: &str, visible: impl Fn(&str) -> bool) -> ToolError {
+        let available: Vec<&str> = self.names().filter(|name| visible(name)).collect();
         let nearest = nearest_name(name, &available);
         let mut message = format!("there is no tool named `{name}`");
         if let Some(nearest) = nearest {

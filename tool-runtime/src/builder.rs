@@ -11,6 +11,7 @@ use tool_core::{
 
 use crate::artifact_tool;
 use crate::dynamic::{DynamicTool, DynamicToolError};
+use crate::gates::{ApprovalStore, Approver, AuditSink, Breaker, DecisionKeys, Gates, Policy, Preview};
 use crate::limits::Limits;
 use crate::output::artifacts::{ArtifactStore, MemoryArtifacts};
 use crate::output::redact::Redactor;
@@ -35,6 +36,16 @@ pub enum BuildError {
         tool: String,
         /// What the validator said.
         reason: String,
+    },
+    /// The policy or a preview names a tool the runtime does not have.
+    #[error("{place} names the tool `{tool}`, which does not exist{nearest}")]
+    UnknownTool {
+        /// Where: `the policy (line 7)`, `a preview`.
+        place: String,
+        /// The name.
+        tool: String,
+        /// `; did you mean `x`?`, or empty.
+        nearest: String,
     },
     /// A limit is set below its least useful value.
     #[error("limit `{name}` is {value}; it must be at least {min}")]
@@ -94,6 +105,7 @@ pub struct RuntimeBuilder<D> {
     redactor: Redactor,
     artifacts: Arc<dyn ArtifactStore>,
     artifact_tool: bool,
+    gates: Gates,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
@@ -123,6 +135,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
             redactor: Redactor::default(),
             artifacts: Arc::new(MemoryArtifacts::default()),
             artifact_tool: true,
+            gates: Gates::default(),
         }
     }
 }
@@ -224,6 +237,61 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
+    /// The policy: which calls run (`auto`), need a person's yes (`ask`) or are refused
+    /// (`deny`). Without one: `read` and `write` tools auto, `destructive` ask. Every tool the
+    /// policy names must exist, or [`build`](Self::build) fails naming it (and its line, for a
+    /// file): a typo never allows silently.
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.gates.policy = policy;
+        self
+    }
+
+    /// Who answers the calls the policy asks about. Without an approver, `ask` is `deny`
+    /// ("no approver configured").
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.gates.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// Where every gate decision and every executed write's outcome is recorded. When it
+    /// cannot be written, writes are refused (`audit_unavailable`); reads go on.
+    pub fn audit(mut self, sink: impl AuditSink) -> Self {
+        self.gates.audit = Some(Arc::new(sink));
+        self
+    }
+
+    /// What a person is shown about a call of `tool` before deciding: built from the call's
+    /// validated arguments. Checked at build: `tool` must exist.
+    pub fn preview(
+        mut self,
+        tool: impl Into<String>,
+        preview: impl Fn(&serde_json::Value) -> Preview + Send + Sync + 'static,
+    ) -> Self {
+        self.gates.previews.insert(tool.into(), Arc::new(preview));
+        self
+    }
+
+    /// The keys that sign the decisions resuming a pending approval. Without keys an
+    /// approver's `Pending` is a denial: nothing could resume the call safely.
+    pub fn decision_keys(mut self, keys: DecisionKeys) -> Self {
+        self.gates.keys = Some(keys);
+        self
+    }
+
+    /// Where pending approvals wait and decisions are consumed once (in memory by default;
+    /// share one store between the runtimes that resume each other's calls).
+    pub fn approval_store(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.gates.store = store;
+        self
+    }
+
+    /// How many consecutive denials in a session stop its further asks and writes
+    /// (`too_many_denials`) until [`Runtime::reset_denials`]; 0 never stops. Default 3.
+    pub fn max_consecutive_denials(mut self, limit: u32) -> Self {
+        self.gates.breaker = Breaker::new(limit);
+        self
+    }
+
     /// Checks the limits and the tools and builds the runtime.
     pub fn build(self) -> Result<Runtime<D>, BuildError> {
         check_limits(&self.limits)?;
@@ -272,6 +340,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
                 reason,
             })?;
         }
+        check_gates(&self.gates, &registry)?;
         Ok(Runtime {
             shared: Arc::new(Shared {
                 deps: self.deps,
@@ -282,6 +351,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
                 artifacts: self.artifacts,
                 left_out,
                 artifact_tool: self.artifact_tool,
+                gates: self.gates,
             }),
         })
     }
@@ -324,4 +394,34 @@ fn check_limits(limits: &Limits) -> Result<(), BuildError> {
         usize::try_from(MAX_CALL_DEPTH).unwrap_or(usize::MAX),
         "; each level of tools calling tools adds to the stack of the task running the turn",
     )
+}
+
+/// Every tool the policy and the previews name exists: a typo never allows silently.
+fn check_gates(gates: &Gates, registry: &Registry) -> Result<(), BuildError> {
+    let names: Vec<&str> = registry.names().collect();
+    let unknown = |tool: &str, place: String| {
+        let nearest = tool_core::nearest_name(tool, &names)
+            .map(|nearest| format!("; did you mean `{nearest}`?"))
+            .unwrap_or_default();
+        BuildError::UnknownTool {
+            place,
+            tool: tool.to_owned(),
+            nearest,
+        }
+    };
+    for (tool, line) in gates.policy.named_tools() {
+        if registry.get(tool).is_none() {
+            let place = match line {
+                Some(line) => format!("the policy (line {line})"),
+                None => "the policy".to_owned(),
+            };
+            return Err(unknown(tool, place));
+        }
+    }
+    for tool in gates.previews.keys() {
+        if registry.get(tool).is_none() {
+            return Err(unknown(tool, "a preview".to_owned()));
+        }
+    }
+    Ok(())
 }

@@ -108,6 +108,7 @@ mod builder;
 mod call;
 mod call_path;
 mod dynamic;
+mod gates;
 mod limits;
 mod nested;
 mod observation;
@@ -120,7 +121,14 @@ mod validate;
 
 pub use artifact_tool::READ_ARTIFACT;
 pub use builder::{BuildError, LeftOutTool, MAX_ARGUMENT_DEPTH, MAX_CALL_DEPTH, RuntimeBuilder};
-pub use call::{Arguments, Session, ToolCall};
+pub use call::{Arguments, Principal, Session, ToolCall};
+pub use gates::{
+    Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditDecision, AuditRecord,
+    AuditSink, Compare, DecisionError, DecisionKeys, MemoryApprovalStore, PendingApproval,
+    Policy, PolicyFileError, Preview, Scope, SignedDecision,
+};
+#[doc(hidden)]
+pub use gates::__labels_unique;
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use limits::Limits;
 pub use observation::{Batch, Observation, Outcome, TurnReport};

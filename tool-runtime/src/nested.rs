@@ -14,7 +14,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
 
-use crate::call::Arguments;
+use crate::call::{Arguments, Session};
+use crate::gates;
 use crate::call_path::{Finished, Output, call_span, record_end};
 use crate::output;
 use crate::plan::{CallRef, PlannedContext};
@@ -62,14 +63,37 @@ impl<D: Any + Send + Sync> Shared<D> {
             name: tool_name,
             arguments: &arguments,
         };
+        let session = Session::of_context(parent);
         let context =
             |_: &dyn tool_core::Tool| PlannedContext::Own(parent.nested(&*call_id, tool_name));
-        let (planned, first) = self.plan(call, context).map_err(|error| {
-            tracing::info!(tool = %tool_name, call_id = %call_id, kind = %error.kind(), "nested call rejected while planning");
+        let reject = |error: ToolError| {
+            tracing::info!(tool = %tool_name, call_id = %call_id, kind = %error.kind(), "nested call refused before it ran");
             let policy =
                 self.output_policy(parent.session_id(), "", self.limits.max_output_chars);
             output::shape_error(error, &policy).0
-        })?;
+        };
+        let (planned, first) = self.plan(&session, call, context).map_err(reject)?;
+        // The gates, as for a call the model makes.
+        let edited;
+        let (planned, first) = match self.admit(&session, &planned, false).await {
+            Ok(None) => (planned, first),
+            Ok(Some(value)) => {
+                drop((planned, first));
+                edited = Arguments::Value(value);
+                let call = CallRef {
+                    index: 0,
+                    id: &call_id,
+                    name: tool_name,
+                    arguments: &edited,
+                };
+                let (planned, first) = self
+                    .plan(&session, call, context)
+                    .map_err(|error| reject(gates::edit_refused(error)))?;
+                self.admit_edited(&session, &planned).map_err(reject)?;
+                (planned, first)
+            }
+            Err(error) => return Err(reject(error)),
+        };
 
         // The scheduler's rule, for calls a tool makes.
         let parent_alone = self
@@ -95,8 +119,16 @@ impl<D: Any + Send + Sync> Shared<D> {
         } else {
             Err(order.read().await)
         };
-        let Finished { ended, span, .. } = self.run_call(planned, first, span, None, false).await;
+        let Finished {
+            ended,
+            span,
+            planned,
+        } = self.run_call(planned, first, span, None, false).await;
         let _entered = span.enter();
+        if !planned.tool.spec().execution().read_only {
+            let outcome = ended.result.as_ref().err().map_or("success", |error| error.kind().as_str());
+            self.gates.record_outcome(&planned.identity(&session), outcome);
+        }
         let elapsed = ended.elapsed;
         // The output policy's redaction, on the JSON the calling tool reads. Cutting and page
         // notices shape text for a model's context: they apply when the calling tool's own

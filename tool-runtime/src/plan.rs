@@ -15,6 +15,7 @@ use std::time::Duration;
 use tool_core::{CallContext, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
 
 use crate::call::{Arguments, Session, ToolCall};
+use crate::gates::CallIdentity;
 use crate::limits::{self, Limits};
 use crate::runtime::Shared;
 use crate::shells::contain;
@@ -63,6 +64,16 @@ impl<'a> CallRef<'a> {
 }
 
 impl Planned<'_> {
+    /// Who makes the call, for the gates' audit lines.
+    pub(crate) fn identity<'s>(&'s self, session: &'s Session) -> CallIdentity<'s> {
+        CallIdentity {
+            session,
+            call_id: self.call_id,
+            tool: self.name,
+            version: self.version.map(|version| &**version),
+        }
+    }
+
     /// The call's timeout: the tool's own, or the runtime's default.
     pub(crate) fn timeout(&self, limits: &Limits) -> Option<Duration> {
         self.tool.spec().timeout().or(limits.default_timeout)
@@ -113,11 +124,17 @@ impl PlannedContext<'_> {
 impl<D: Any + Send + Sync> Shared<D> {
     /// The context every call of one turn shares.
     pub(crate) fn session_context(self: &Arc<Self>, session: &Session) -> SessionContext {
-        SessionContext::new(
+        let context = SessionContext::new(
             Arc::clone(&self.deps),
             session.shared_id(),
             Some(Arc::clone(self) as Arc<dyn ToolInvoker>),
-        )
+        );
+        // The calls tools make are gated as their session is: they read it back.
+        if session.is_plain() {
+            context
+        } else {
+            context.with_data(Arc::new(session.clone()))
+        }
     }
 
     /// Plans one call, top-level or nested: look the tool up, check the argument limits, parse
@@ -125,13 +142,28 @@ impl<D: Any + Send + Sync> Shared<D> {
     /// An error is the call's answer: it runs in no batch.
     pub(crate) fn plan<'a>(
         &'a self,
+        session: &Session,
         call: CallRef<'a>,
         context: impl FnOnce(&dyn Tool) -> PlannedContext<'a>,
     ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
         let Some(found) = self.registry.lookup(call.name) else {
-            return Err(self.registry.unknown_tool(call.name));
+            // The suggestion and the list name only tools this session is shown.
+            return Err(self.registry.unknown_tool_among(call.name, |name| {
+                self.registry
+                    .get(name)
+                    .is_some_and(|tool| self.gates.shown(session, tool.spec(), self.artifact_tool))
+            }));
         };
         let tool = found.tool.as_ref();
+        // The first gate, before the arguments are looked at: scope, then roles.
+        let identity = CallIdentity {
+            session,
+            call_id: call.id,
+            tool: found.name,
+            version: found.version.map(|version| &**version),
+        };
+        self.gates
+            .admit_tool(&identity, tool.spec(), self.artifact_tool)?;
         limits::check_arguments(call.arguments, &self.limits)?;
         let context = context(tool);
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))

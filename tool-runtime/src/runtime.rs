@@ -11,12 +11,13 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tool_core::{ErrorKind, Registry, ToolError, ToolFuture};
+use tool_core::{ErrorKind, Registry, ToolError, ToolFuture, ToolSpec};
 use tracing::Instrument;
 
 use crate::builder::LeftOutTool;
-use crate::call::{Session, ToolCall};
+use crate::call::{Arguments, Session, ToolCall};
 use crate::call_path::{Finished, RunCall, call_span, record_end};
+use crate::gates::{self, Gates};
 use crate::limits::Limits;
 use crate::observation::{Observation, TurnReport};
 use crate::output::{artifacts::ArtifactStore, redact::Redactor};
@@ -60,6 +61,8 @@ pub(crate) struct Shared<D> {
     pub(crate) left_out: Vec<LeftOutTool>,
     /// Whether the built-in `read_artifact` is offered.
     pub(crate) artifact_tool: bool,
+    /// Scope, roles, policy, approvals and audit.
+    pub(crate) gates: Gates,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
@@ -78,6 +81,28 @@ impl<D: Any + Send + Sync> Runtime<D> {
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
         &self.shared.limits
+    }
+
+    /// What the model is shown for `session`: the tools it may call, sorted by name. The same
+    /// value decides both: a tool outside the session's scope, one whose required roles the
+    /// principal lacks, or one the policy denies whatever its arguments is neither shown nor
+    /// run.
+    pub fn catalog(&self, session: &Session) -> Vec<&ToolSpec> {
+        self.shared
+            .registry
+            .specs()
+            .filter(|spec| {
+                self.shared
+                    .gates
+                    .shown(session, spec, self.shared.artifact_tool)
+            })
+            .collect()
+    }
+
+    /// Lets a session whose consecutive denials stopped its asks and writes
+    /// (`too_many_denials`) go on: a person looked at what happened.
+    pub fn reset_denials(&self, session: &Session) {
+        self.shared.gates.breaker.reset(session.id());
     }
 
     /// The session deps.
@@ -112,7 +137,9 @@ impl<D: Any + Send + Sync> Runtime<D> {
         cancel: Option<&CancellationToken>,
     ) -> TurnReport {
         let span = tracing::info_span!("tool_turn", session = session.id(), calls = calls.len());
-        self.run_turn(session, calls, cancel).instrument(span).await
+        self.run_turn(session, calls, cancel, &[])
+            .instrument(span)
+            .await
     }
 
     async fn run_turn(
@@ -120,10 +147,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
         session: &Session,
         calls: &[ToolCall],
         cancel: Option<&CancellationToken>,
+        approved: &[bool],
     ) -> TurnReport {
         let shared = &*self.shared;
         let started = Instant::now();
         let session_id = session.id();
+        let gate_session = session;
         let session = self.shared.session_context(session);
         // The calls' contexts, in one allocation for the turn, and after them the one that
         // tools taking none share.
@@ -136,20 +165,26 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let anonymous = contexts
             .call(calls.len())
             .unwrap_or_else(|| session.call("", ""));
+        let context_of = |index: usize, tool: &dyn tool_core::Tool| match tool
+            .takes_context()
+            .then(|| contexts.call(index))
+            .flatten()
+        {
+            Some(own) => PlannedContext::Own(own),
+            None => PlannedContext::Shared(&anonymous),
+        };
+        // Arguments an approver edited; planned again once every call has been through the
+        // gates.
+        let mut edits: Vec<(usize, Arguments)> = Vec::new();
 
-        // 1. Plan every call; a call that fails here is answered at once.
+        // 1. Plan every call (scope, roles, arguments); a call that fails here is answered
+        //    at once.
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
-            let context = |tool: &dyn tool_core::Tool| match tool
-                .takes_context()
-                .then(|| contexts.call(index))
-                .flatten()
-            {
-                Some(own) => PlannedContext::Own(own),
-                None => PlannedContext::Shared(&anonymous),
-            };
-            match shared.plan(CallRef::of(index, call), context) {
+            match shared.plan(gate_session, CallRef::of(index, call), |tool| {
+                context_of(index, tool)
+            }) {
                 Ok(plan) => {
                     planned.push(Some(plan));
                     observations.push(None);
@@ -160,6 +195,52 @@ impl<D: Any + Send + Sync> Runtime<D> {
                         shared.rejected(session_id, &call.id, &call.name, error),
                     ));
                     planned.push(None);
+                }
+            }
+        }
+
+        // 1b. The policy, then a person for the calls it asks about, in call order. A call
+        //     answered here never runs.
+        for index in 0..planned.len() {
+            let Some((plan, first)) = planned[index].take() else {
+                continue;
+            };
+            let approved = approved.get(index).copied().unwrap_or(false);
+            match shared.admit(gate_session, &plan, approved).await {
+                Ok(None) => planned[index] = Some((plan, first)),
+                Ok(Some(edited)) => edits.push((index, Arguments::Value(edited))),
+                Err(error) => {
+                    tracing::info!(tool = %plan.name, call_id = %plan.call_id, kind = %error.kind(), "refused by the gates");
+                    observations[index] = Some(shared.rejected(
+                        session_id,
+                        plan.call_id,
+                        plan.name,
+                        error,
+                    ));
+                }
+            }
+        }
+        for (index, arguments) in &edits {
+            let call = &calls[*index];
+            let edited = CallRef {
+                index: *index,
+                id: &call.id,
+                name: &call.name,
+                arguments,
+            };
+            let replanned = shared
+                .plan(gate_session, edited, |tool| context_of(*index, tool))
+                .map_err(gates::edit_refused)
+                .and_then(|(plan, first)| {
+                    shared
+                        .admit_edited(gate_session, &plan)
+                        .map(|()| (plan, first))
+                });
+            match replanned {
+                Ok(plan) => planned[*index] = Some(plan),
+                Err(error) => {
+                    observations[*index] =
+                        Some(shared.rejected(session_id, &call.id, &call.name, error));
                 }
             }
         }
@@ -194,11 +275,13 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 if waiting.len() >= concurrency
                     && let Some(finished) = waiting.next().await
                 {
-                    let (index, observation) = shared.finish(finished, batch.index);
+                    let (index, observation) =
+                        shared.finish(gate_session, finished, batch.index);
                     observations[index] = Some(observation);
                 }
                 StartCalls {
                     shared,
+                    session: gate_session,
                     members: &mut members,
                     waiting: &mut waiting,
                     observations: &mut observations,
@@ -209,7 +292,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 .await;
             }
             while let Some(finished) = waiting.next().await {
-                let (index, observation) = shared.finish(finished, batch.index);
+                let (index, observation) = shared.finish(gate_session, finished, batch.index);
                 observations[index] = Some(observation);
             }
         }
@@ -241,13 +324,19 @@ impl<D: Any + Send + Sync> Runtime<D> {
 impl<D: Any + Send + Sync> Shared<D> {
     /// The observation of a call the model made, at the end of its path: the output policy
     /// applied in the call's span.
-    fn finish(&self, finished: Finished<'_>, batch: usize) -> (usize, Observation) {
+    fn finish(
+        &self,
+        session: &Session,
+        finished: Finished<'_>,
+        batch: usize,
+    ) -> (usize, Observation) {
         let Finished {
             planned,
             ended,
             span,
         } = finished;
         let observation = span.in_scope(|| self.observe(&planned, ended, Some(batch)));
+        self.audit_outcome(session, &planned, &observation);
         record_end(&span, observation.error_kind(), observation.elapsed);
         (planned.index, observation)
     }
@@ -259,6 +348,7 @@ impl<D: Any + Send + Sync> Shared<D> {
 /// the stack instead of in the turn's state.)
 struct StartCalls<'t, 'a, D, I> {
     shared: &'a Shared<D>,
+    session: &'a Session,
     members: &'t mut I,
     waiting: &'t mut Waiting<'a>,
     observations: &'t mut Vec<Option<Observation>>,
@@ -284,7 +374,8 @@ where
             let mut call = this.shared.run_call(plan, first, span, this.cancel, true);
             match Pin::new(&mut call).poll(cx) {
                 Poll::Ready(finished) => {
-                    let (index, observation) = this.shared.finish(finished, this.batch);
+                    let (index, observation) =
+                        this.shared.finish(this.session, finished, this.batch);
                     this.observations[index] = Some(observation);
                 }
                 Poll::Pending => this.waiting.push(call),

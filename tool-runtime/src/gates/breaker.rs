@@ -1,0 +1,81 @@
+//! The refusal breaker: after N consecutive denials in a session, its asks and writes are
+//! refused (`too_many_denials`) until the application resets it. A model that keeps trying
+//! what a person keeps refusing stops instead of wearing the person down.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Sessions with denials are kept; more than this many and the map starts over (a session
+/// losing its count is let through once more, never refused wrongly).
+const MAX_SESSIONS: usize = 100_000;
+
+pub(crate) struct Breaker {
+    limit: u32,
+    denials: Mutex<HashMap<Box<str>, u32>>,
+}
+
+impl Breaker {
+    pub(crate) fn new(limit: u32) -> Self {
+        Self {
+            limit,
+            denials: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// Whether the session's consecutive denials reached the limit.
+    pub(crate) fn tripped(&self, session: &str) -> bool {
+        self.limit > 0
+            && self
+                .denials
+                .lock()
+                .map(|denials| denials.get(session).is_some_and(|&count| count >= self.limit))
+                .unwrap_or(false)
+    }
+
+    /// A person denied a call of the session.
+    pub(crate) fn denied(&self, session: &str) {
+        if let Ok(mut denials) = self.denials.lock() {
+            if denials.len() >= MAX_SESSIONS && !denials.contains_key(session) {
+                denials.clear();
+            }
+            *denials.entry(session.into()).or_default() += 1;
+        }
+    }
+
+    /// A person approved a call of the session, or the application reset it.
+    pub(crate) fn reset(&self, session: &str) {
+        if let Ok(mut denials) = self.denials.lock() {
+            denials.remove(session);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trips_after_the_limit_and_resets() {
+        let breaker = Breaker::new(3);
+        for _ in 0..2 {
+            breaker.denied("s");
+        }
+        assert!(!breaker.tripped("s"));
+        breaker.denied("s");
+        assert!(breaker.tripped("s"));
+        assert!(!breaker.tripped("other"));
+        breaker.reset("s");
+        assert!(!breaker.tripped("s"));
+    }
+
+    #[test]
+    fn a_limit_of_zero_never_trips() {
+        let breaker = Breaker::new(0);
+        breaker.denied("s");
+        assert!(!breaker.tripped("s"));
+    }
+}

@@ -1,0 +1,334 @@
+//! The gates: whether a planned call may run at all, decided before its tool is first polled.
+//!
+//! ```text
+//! scope -> roles -> (arguments validated) -> policy -> approval -> shells
+//! ```
+//!
+//! Every call passes them, top-level, nested through `ctx.call_tool` or resumed after a
+//! decision. A deny (scope, role or policy) is final: nothing turns it into an allow, and an
+//! `ask` is answered only by the runtime's [`Approver`]. Each gate can answer a call without
+//! running it; each answer is an observation with a stable kind (`out_of_scope`,
+//! `not_permitted`, `denied`, `approval_pending`, `too_many_denials`, `audit_unavailable`).
+//! A read-only call the policy lets run pays for no approver and writes no audit line.
+
+mod approval;
+mod audit;
+mod breaker;
+mod decision;
+mod path;
+mod policy;
+mod policy_file;
+mod scope;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tool_core::{ErrorKind, ToolError, ToolSpec};
+
+pub use approval::{Approval, ApprovalRequest, Approver, Preview};
+pub use audit::{AuditDecision, AuditRecord, AuditSink};
+pub(crate) use approval::PreviewFn;
+pub(crate) use breaker::Breaker;
+pub(crate) use path::edit_refused;
+pub use decision::{
+    ApprovalStore, DecisionError, DecisionKeys, MemoryApprovalStore, PendingApproval,
+    SignedDecision,
+};
+pub use policy::{Action, Compare, Policy};
+pub use policy_file::PolicyFileError;
+pub use scope::{__labels_unique, Scope};
+
+use crate::call::{Arguments, Session};
+use crate::output::redact::Redactor;
+
+/// What the gates of one runtime need.
+pub(crate) struct Gates {
+    pub(crate) policy: Policy,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) audit: Option<Arc<dyn AuditSink>>,
+    pub(crate) previews: HashMap<String, PreviewFn>,
+    pub(crate) keys: Option<DecisionKeys>,
+    pub(crate) store: Arc<dyn ApprovalStore>,
+    pub(crate) breaker: Breaker,
+}
+
+impl Default for Gates {
+    fn default() -> Self {
+        Self {
+            policy: Policy::default(),
+            approver: None,
+            audit: None,
+            previews: HashMap::new(),
+            keys: None,
+            store: Arc::new(MemoryApprovalStore::default()),
+            breaker: Breaker::new(3),
+        }
+    }
+}
+
+/// What the policy decided about a call that may go on.
+pub(crate) enum Admitted {
+    /// The call runs.
+    Run,
+    /// A person decides; the reason is shown to them.
+    Ask(String),
+}
+
+/// Who is asking, for the audit lines of one call.
+pub(crate) struct CallIdentity<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) call_id: &'a str,
+    pub(crate) tool: &'a str,
+    pub(crate) version: Option<&'a str>,
+}
+
+impl Gates {
+    /// Whether `session` may see and call `tool` at all: it is in the session's scope and
+    /// the principal has the roles it requires. `read_artifact` is in every scope that is not
+    /// empty (it reads only the session's own artifacts).
+    pub(crate) fn in_scope(&self, session: &Session, tool: &str, artifact_tool: bool) -> bool {
+        let scope = session.scope();
+        scope.allows(tool) || (artifact_tool && tool == crate::READ_ARTIFACT && !scope.is_empty())
+    }
+
+    /// The first gate: scope, then roles. Run before the arguments are looked at.
+    pub(crate) fn admit_tool(
+        &self,
+        identity: &CallIdentity<'_>,
+        spec: &ToolSpec,
+        artifact_tool: bool,
+    ) -> Result<(), ToolError> {
+        let session = identity.session;
+        if !self.in_scope(session, spec.name(), artifact_tool) {
+            let error = ToolError::new(
+                ErrorKind::OutOfScope,
+                format!("the tool `{}` is not available for this request", spec.name()),
+            )
+            .with_hint("use one of the tools you were given");
+            self.record_refusal(identity, None, AuditDecision::OutOfScope, error.message());
+            return Err(error);
+        }
+        if let Some(missing) = self.policy.missing_role(
+            spec,
+            &spec.roles().collect::<Vec<_>>(),
+            session.principal(),
+        ) {
+            let error = ToolError::new(
+                ErrorKind::NotPermitted,
+                format!(
+                    "calling `{}` needs the role `{}`, which this user does not have",
+                    spec.name(),
+                    missing.role
+                ),
+            );
+            self.record_refusal(identity, None, AuditDecision::NotPermitted, error.message());
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Whether the tool is shown to `session`: in scope, roles held, and not denied whatever
+    /// its arguments. What is shown is exactly what [`Gates::admit_tool`] and
+    /// [`Gates::decide`] may let through.
+    pub(crate) fn shown(&self, session: &Session, spec: &ToolSpec, artifact_tool: bool) -> bool {
+        self.in_scope(session, spec.name(), artifact_tool)
+            && self
+                .policy
+                .missing_role(spec, &spec.roles().collect::<Vec<_>>(), session.principal())
+                .is_none()
+            && self.policy.decide(spec, session.principal(), None).action != Action::Deny
+    }
+
+    /// The policy gate, after the arguments passed validation.
+    pub(crate) fn decide(
+        &self,
+        identity: &CallIdentity<'_>,
+        spec: &ToolSpec,
+        arguments: &Arguments,
+        redactor: &Redactor,
+    ) -> Result<Admitted, ToolError> {
+        let session = identity.session;
+        let read_only = spec.execution().read_only;
+        let value = (self.policy.reads_arguments(spec.name())).then(|| arguments_value(arguments));
+        let verdict = self.policy.decide(spec, session.principal(), value.as_ref());
+        let digest = || {
+            let value = value.clone().unwrap_or_else(|| arguments_value(arguments));
+            (decision::arguments_digest(&value), value)
+        };
+        if verdict.action == Action::Deny {
+            let (digest, value) = self.audit.as_ref().map(|_| digest()).unzip();
+            self.record(
+                identity,
+                digest.as_deref(),
+                value.as_ref(),
+                redactor,
+                AuditDecision::Deny,
+                &verdict.reason,
+                None,
+            )
+            .ok();
+            return Err(denied(&verdict.reason));
+        }
+        if (verdict.action == Action::Ask || !read_only) && self.breaker.tripped(session.id()) {
+            let error = ToolError::new(
+                ErrorKind::TooManyDenials,
+                format!(
+                    "{} calls in a row were denied in this session; asks and writes are stopped until a person resets it",
+                    self.breaker.limit()
+                ),
+            )
+            .with_hint("stop and tell the user what you were trying to do");
+            self.record_refusal(identity, None, AuditDecision::Breaker, error.message());
+            return Err(error);
+        }
+        match verdict.action {
+            Action::Ask => Ok(Admitted::Ask(verdict.reason)),
+            // A read the policy lets run: no audit line, nothing to pay.
+            Action::Auto if read_only => Ok(Admitted::Run),
+            _ => {
+                if self.audit.is_some() {
+                    let (digest, value) = digest();
+                    self.record(
+                        identity,
+                        Some(&digest),
+                        Some(&value),
+                        redactor,
+                        AuditDecision::Auto,
+                        &verdict.reason,
+                        None,
+                    )?;
+                }
+                Ok(Admitted::Run)
+            }
+        }
+    }
+
+    /// Writes one audit line about a refusal. The call is refused either way, so a failing
+    /// audit changes nothing for it (it is logged).
+    pub(crate) fn record_refusal(
+        &self,
+        identity: &CallIdentity<'_>,
+        digest: Option<&str>,
+        decision: AuditDecision,
+        reason: &str,
+    ) {
+        let Some(audit) = &self.audit else {
+            return;
+        };
+        let record = AuditRecord {
+            session: identity.session.id(),
+            principal: identity.session.principal().map(|principal| principal.id()),
+            call_id: identity.call_id,
+            tool: identity.tool,
+            version: identity.version,
+            arguments_digest: digest,
+            arguments: None,
+            decision,
+            reason: Some(reason),
+            approval_id: None,
+            outcome: None,
+        };
+        if let Err(error) = audit.record(&record) {
+            tracing::error!(%error, tool = identity.tool, "the audit line of a refusal could not be written");
+        }
+    }
+
+    /// Writes one audit line; an error refuses the call it records (`audit_unavailable`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn record(
+        &self,
+        identity: &CallIdentity<'_>,
+        digest: Option<&str>,
+        arguments: Option<&Value>,
+        redactor: &Redactor,
+        decision: AuditDecision,
+        reason: &str,
+        approval_id: Option<&str>,
+    ) -> Result<(), ToolError> {
+        let Some(audit) = &self.audit else {
+            return Ok(());
+        };
+        let redacted = arguments
+            .filter(|_| audit.wants_arguments())
+            .map(|arguments| redact_value(arguments, redactor));
+        let record = AuditRecord {
+            session: identity.session.id(),
+            principal: identity.session.principal().map(|principal| principal.id()),
+            call_id: identity.call_id,
+            tool: identity.tool,
+            version: identity.version,
+            arguments_digest: digest,
+            arguments: redacted.as_ref(),
+            decision,
+            reason: Some(reason),
+            approval_id,
+            outcome: None,
+        };
+        audit.record(&record).map_err(|error| {
+            tracing::error!(%error, tool = identity.tool, "the audit line could not be written; the call is refused");
+            ToolError::new(
+                ErrorKind::AuditUnavailable,
+                "the audit trail could not be written, so this call was not run",
+            )
+            .with_hint("reads still work; try the change again later")
+        })
+    }
+
+    /// Writes the audit line of an executed write's outcome (`success` or the error kind).
+    pub(crate) fn record_outcome(&self, identity: &CallIdentity<'_>, outcome: &str) {
+        let Some(audit) = &self.audit else {
+            return;
+        };
+        let record = AuditRecord {
+            session: identity.session.id(),
+            principal: identity.session.principal().map(|principal| principal.id()),
+            call_id: identity.call_id,
+            tool: identity.tool,
+            version: identity.version,
+            arguments_digest: None,
+            arguments: None,
+            decision: AuditDecision::Outcome,
+            reason: None,
+            approval_id: None,
+            outcome: Some(outcome),
+        };
+        if let Err(error) = audit.record(&record) {
+            tracing::error!(%error, tool = identity.tool, "the outcome of a write could not be audited");
+        }
+    }
+}
+
+/// A denial the model can act on.
+pub(crate) fn denied(reason: &str) -> ToolError {
+    ToolError::new(ErrorKind::Denied, format!("the call was denied: {reason}"))
+        .with_hint("do not repeat this call; tell the user or try another way")
+}
+
+/// A call's arguments as a value (validated already, so they parse).
+pub(crate) fn arguments_value(arguments: &Arguments) -> Value {
+    match arguments {
+        Arguments::Value(value) => value.clone(),
+        Arguments::Json(text) => serde_json::from_str(text.trim()).unwrap_or(Value::Null),
+    }
+}
+
+/// `value` with every string redacted.
+pub(crate) fn redact_value(value: &Value, redactor: &Redactor) -> Value {
+    match value {
+        Value::String(text) => Value::String(redactor.redact(text).0.into_owned()),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| redact_value(item, redactor))
+                .collect(),
+        ),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, item)| (key.clone(), redact_value(item, redactor)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

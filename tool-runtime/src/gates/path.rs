@@ -1,0 +1,250 @@
+//! The gates on the path of a planned call: the policy and the approval, taken by every
+//! call (top-level, nested, resumed) between its planning and its first poll.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use serde_json::Value;
+use tool_core::{ErrorKind, ToolError};
+
+use super::decision::{self, PendingApproval};
+use super::{
+    Admitted, Approval, ApprovalRequest, AuditDecision, CallIdentity, arguments_value, denied,
+    redact_value,
+};
+use crate::call::Session;
+use crate::observation::Observation;
+use crate::plan::Planned;
+use crate::runtime::Shared;
+
+/// An approver's edit that fails validation: a denial naming the field.
+pub(crate) fn edit_refused(error: ToolError) -> ToolError {
+    match error.kind() {
+        ErrorKind::InvalidArguments => {
+            let mut refused = ToolError::new(
+                ErrorKind::Denied,
+                format!(
+                    "the call was denied: the arguments the approver edited are invalid: {}",
+                    error.message()
+                ),
+            );
+            if let Some(details) = error.details() {
+                refused = refused.with_details(details.clone());
+            }
+            refused
+        }
+        _ => error,
+    }
+}
+
+impl<D: Any + Send + Sync> Shared<D> {
+    /// The policy gate and, when it asks, the approval gate. `Ok(None)`: the call runs as
+    /// planned; `Ok(Some(arguments))`: it runs with the arguments a person edited, once they
+    /// pass planning again. `approved`: a signed decision already approved this call.
+    pub(crate) async fn admit(
+        &self,
+        session: &Session,
+        plan: &Planned<'_>,
+        approved: bool,
+    ) -> Result<Option<Value>, ToolError> {
+        let identity = plan.identity(session);
+        let spec = plan.tool.spec();
+        match self
+            .gates
+            .decide(&identity, spec, plan.arguments, &self.redactor)?
+        {
+            Admitted::Run => Ok(None),
+            Admitted::Ask(_) if approved => Ok(None),
+            Admitted::Ask(reason) => self.ask(&identity, plan, reason).await,
+        }
+    }
+
+    /// The policy again, for arguments a person edited: a deny is still final; an ask was
+    /// answered by that person.
+    pub(crate) fn admit_edited(
+        &self,
+        session: &Session,
+        plan: &Planned<'_>,
+    ) -> Result<(), ToolError> {
+        let identity = plan.identity(session);
+        self.gates
+            .decide(&identity, plan.tool.spec(), plan.arguments, &self.redactor)
+            .map(|_| ())
+    }
+
+    /// Asks the approver about a call.
+    async fn ask(
+        &self,
+        identity: &CallIdentity<'_>,
+        plan: &Planned<'_>,
+        reason: String,
+    ) -> Result<Option<Value>, ToolError> {
+        let gates = &self.gates;
+        let session = identity.session;
+        let spec = plan.tool.spec();
+        let arguments = arguments_value(plan.arguments);
+        let digest = decision::arguments_digest(&arguments);
+        let refuse = |decision: AuditDecision, why: &str| {
+            gates.breaker.denied(session.id());
+            gates.record_refusal(identity, Some(&digest), decision, why);
+            denied(why)
+        };
+        let Some(approver) = &gates.approver else {
+            return Err(refuse(
+                AuditDecision::Deny,
+                &format!("no approver configured; {reason}, so a person must approve it"),
+            ));
+        };
+        if !session.is_interactive() {
+            return Err(refuse(
+                AuditDecision::Deny,
+                &format!("{reason}, and nobody can approve it in this session"),
+            ));
+        }
+        gates.record(
+            identity,
+            Some(&digest),
+            Some(&arguments),
+            &self.redactor,
+            AuditDecision::Ask,
+            &reason,
+            None,
+        )?;
+        let preview = gates.previews.get(spec.name()).and_then(|preview| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| preview(&arguments)))
+                .map_err(|_| tracing::error!(tool = spec.name(), "the preview panicked"))
+                .ok()
+        });
+        let request = ApprovalRequest {
+            session: session.id().to_owned(),
+            principal: session.principal().map(|principal| principal.id().to_owned()),
+            call_id: identity.call_id.to_owned(),
+            tool: identity.tool.to_owned(),
+            risk: spec.risk(),
+            arguments: redact_value(&arguments, &self.redactor),
+            reason: reason.clone(),
+            preview,
+        };
+        let answer = AssertUnwindSafe(approver.decide(&request))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                tracing::error!(tool = identity.tool, "the approver panicked");
+                Approval::Deny("the approver failed".to_owned())
+            });
+        match answer {
+            Approval::Approve => {
+                gates.breaker.reset(session.id());
+                gates.record(
+                    identity,
+                    Some(&digest),
+                    None,
+                    &self.redactor,
+                    AuditDecision::Approve,
+                    &reason,
+                    None,
+                )?;
+                Ok(None)
+            }
+            Approval::ApproveWith(edited) => {
+                gates.breaker.reset(session.id());
+                let edited_digest = decision::arguments_digest(&edited);
+                gates.record(
+                    identity,
+                    Some(&edited_digest),
+                    Some(&edited),
+                    &self.redactor,
+                    AuditDecision::Edit,
+                    &reason,
+                    None,
+                )?;
+                Ok(Some(edited))
+            }
+            Approval::Deny(why) => Err(refuse(AuditDecision::Deny, &why)),
+            Approval::Pending => {
+                self.defer(identity, plan, arguments, digest, reason, request.preview)
+            }
+        }
+    }
+
+    /// Keeps a call a person will decide later; its answer is `approval_pending`.
+    fn defer(
+        &self,
+        identity: &CallIdentity<'_>,
+        plan: &Planned<'_>,
+        arguments: Value,
+        digest: String,
+        reason: String,
+        preview: Option<super::Preview>,
+    ) -> Result<Option<Value>, ToolError> {
+        let gates = &self.gates;
+        if gates.keys.is_none() {
+            let why = "a person must approve this call later, and this runtime cannot resume calls (no decision keys)";
+            gates.record_refusal(identity, Some(&digest), AuditDecision::Deny, why);
+            return Err(denied(why));
+        }
+        let request_id = new_request_id();
+        let pending = PendingApproval {
+            request_id: request_id.clone(),
+            session: identity.session.id().to_owned(),
+            principal: identity
+                .session
+                .principal()
+                .map(|principal| principal.id().to_owned()),
+            call_id: identity.call_id.to_owned(),
+            tool: identity.tool.to_owned(),
+            version: identity.version.map(str::to_owned),
+            arguments,
+            arguments_digest: digest.clone(),
+            reason: reason.clone(),
+            risk: plan.tool.spec().risk(),
+            preview,
+        };
+        gates.store.put(pending).map_err(|error| {
+            tracing::error!(%error, "a pending approval could not be stored");
+            ToolError::new(
+                ErrorKind::Internal,
+                "the call needs a person's approval, which could not be requested",
+            )
+        })?;
+        gates.record(
+            identity,
+            Some(&digest),
+            None,
+            &self.redactor,
+            AuditDecision::Pending,
+            &reason,
+            Some(&request_id),
+        )?;
+        Err(ToolError::new(
+            ErrorKind::ApprovalPending,
+            format!("the call waits for a person's approval ({reason}); its result will come later"),
+        )
+        .with_hint("do not repeat the call; tell the user it waits for approval")
+        .with_details(serde_json::json!({ "request_id": request_id })))
+    }
+
+    /// The audit line of an executed write's outcome.
+    pub(crate) fn audit_outcome(
+        &self,
+        session: &Session,
+        planned: &Planned<'_>,
+        observation: &Observation,
+    ) {
+        if self.gates.audit.is_none() || planned.tool.spec().execution().read_only {
+            return;
+        }
+        let outcome = observation.error_kind().unwrap_or("success");
+        self.gates
+            .record_outcome(&planned.identity(session), outcome);
+    }
+}
+
+/// 128 random bits, hex: a request id nobody can guess.
+fn new_request_id() -> String {
+    use rand::RngCore;
+    let mut bytes = [0_u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}

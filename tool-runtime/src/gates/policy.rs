@@ -1,0 +1,442 @@
+//! The policy: for each call whose arguments passed validation, `auto`, `ask` or `deny`.
+//!
+//! A decision is made from, in this order:
+//! 1. the roles a tool requires (on the tool or in the policy): a principal without them is
+//!    `not_permitted`, and the tool is left out of its catalog;
+//! 2. the tool's own action if the policy names one, else the default for its risk level
+//!    (without a policy: `read` and `write` auto, `destructive` ask);
+//! 3. overrides for the principal's roles;
+//! 4. rules over the validated arguments.
+//!
+//! Steps 3 and 4 can only make a decision stricter (`auto` < `ask` < `deny`): the strictest
+//! answer wins, so no rule or role can turn a deny into an allow.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tool_core::{RiskLevel, ToolSpec};
+
+use crate::call::Principal;
+
+/// What the policy says about a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// The call runs.
+    Auto,
+    /// A person decides, through the runtime's [`Approver`](crate::Approver).
+    Ask,
+    /// The call is refused with the policy's reason.
+    Deny,
+}
+
+impl Action {
+    /// `auto`, `ask` or `deny`.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Action::Auto => "auto",
+            Action::Ask => "ask",
+            Action::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a rule compares an argument with its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compare {
+    /// Equal (numbers by value: `1` equals `1.0`).
+    Eq,
+    /// Not equal.
+    Ne,
+    /// Greater than (numbers), or after (strings).
+    Gt,
+    /// Greater than or equal.
+    Ge,
+    /// Less than.
+    Lt,
+    /// Less than or equal.
+    Le,
+    /// The argument is one of the values of an array.
+    In,
+    /// The argument (a string or an array) contains the value.
+    Contains,
+    /// The argument is present and not null.
+    Present,
+}
+
+/// When a rule applies.
+#[derive(Clone)]
+pub(crate) enum Condition {
+    /// An argument, by dotted path, compared with a value.
+    Field {
+        path: String,
+        compare: Compare,
+        value: Value,
+    },
+    /// A predicate over the validated arguments.
+    Predicate(Arc<dyn Fn(&Value) -> bool + Send + Sync>),
+}
+
+impl fmt::Debug for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Condition::Field {
+                path,
+                compare,
+                value,
+            } => write!(f, "{path} {compare:?} {value}"),
+            Condition::Predicate(_) => f.write_str("<predicate>"),
+        }
+    }
+}
+
+/// A rule over a tool's validated arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Rule {
+    pub(crate) tool: String,
+    pub(crate) condition: Condition,
+    pub(crate) action: Action,
+    pub(crate) reason: String,
+    /// Where the rule was written, for errors naming it.
+    pub(crate) line: Option<usize>,
+}
+
+/// What the policy says about one tool.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolRule {
+    pub(crate) action: Option<Action>,
+    pub(crate) reason: Option<String>,
+    pub(crate) roles: Vec<String>,
+    pub(crate) line: Option<usize>,
+}
+
+/// An override for principals with a role.
+#[derive(Debug, Clone)]
+pub(crate) struct RoleRule {
+    pub(crate) role: String,
+    /// A tool's name, or `None` for every tool.
+    pub(crate) tool: Option<String>,
+    pub(crate) action: Action,
+    pub(crate) line: Option<usize>,
+}
+
+/// Which calls run, which need a person's yes, and which are refused.
+///
+/// Built in code or read from a TOML file ([`Policy::from_toml_str`]); tool names are
+/// checked when the runtime is built, so a typo is an error, never a silent allow.
+///
+/// ```
+/// use tool_runtime::{Action, Compare, Policy, RiskLevel};
+///
+/// let policy = Policy::new()
+///     .default_for(RiskLevel::Write, Action::Ask)
+///     .tool("get_order", Action::Auto)
+///     .require_roles("refund", ["billing"])
+///     .rule_field("refund", "amount", Compare::Gt, 100, Action::Ask, "refunds over 100 need a person")
+///     .role("admin", Some("refund"), Action::Auto);
+/// # let _ = policy;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub(crate) defaults: [Action; 3],
+    pub(crate) tools: BTreeMap<String, ToolRule>,
+    pub(crate) roles: Vec<RoleRule>,
+    pub(crate) rules: Vec<Rule>,
+}
+
+impl Default for Policy {
+    /// `read` and `write` auto, `destructive` ask; no tool named.
+    fn default() -> Self {
+        Self {
+            defaults: [Action::Auto, Action::Auto, Action::Ask],
+            tools: BTreeMap::new(),
+            roles: Vec::new(),
+            rules: Vec::new(),
+        }
+    }
+}
+
+/// A decision about one call, with the reason the model or the approver is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    pub(crate) action: Action,
+    pub(crate) reason: String,
+}
+
+/// Why a principal may not call a tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MissingRole {
+    pub(crate) role: String,
+}
+
+const fn risk_index(risk: RiskLevel) -> usize {
+    match risk {
+        RiskLevel::Read => 0,
+        RiskLevel::Write => 1,
+        RiskLevel::Destructive => 2,
+    }
+}
+
+impl Policy {
+    /// The default policy: `read` and `write` auto, `destructive` ask.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The action for tools of `risk` that the policy does not name.
+    #[must_use]
+    pub fn default_for(mut self, risk: RiskLevel, action: Action) -> Self {
+        self.defaults[risk_index(risk)] = action;
+        self
+    }
+
+    /// The action for `tool`, whatever its risk.
+    #[must_use]
+    pub fn tool(mut self, tool: impl Into<String>, action: Action) -> Self {
+        self.tools.entry(tool.into()).or_default().action = Some(action);
+        self
+    }
+
+    /// The action for `tool`, with the reason shown when it asks or denies.
+    #[must_use]
+    pub fn tool_with_reason(
+        mut self,
+        tool: impl Into<String>,
+        action: Action,
+        reason: impl Into<String>,
+    ) -> Self {
+        let rule = self.tools.entry(tool.into()).or_default();
+        rule.action = Some(action);
+        rule.reason = Some(reason.into());
+        self
+    }
+
+    /// Roles a principal needs to see and call `tool` (all of them), besides those the tool
+    /// declares itself.
+    #[must_use]
+    pub fn require_roles<I, S>(mut self, tool: impl Into<String>, roles: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let rule = self.tools.entry(tool.into()).or_default();
+        rule.roles.extend(roles.into_iter().map(Into::into));
+        self
+    }
+
+    /// For principals with `role`: the action for `tool` (or for every tool when `None`).
+    /// Like every override, it can only make a decision stricter.
+    #[must_use]
+    pub fn role(mut self, role: impl Into<String>, tool: Option<&str>, action: Action) -> Self {
+        self.roles.push(RoleRule {
+            role: role.into(),
+            tool: tool.map(str::to_owned),
+            action,
+            line: None,
+        });
+        self
+    }
+
+    /// A rule: when the argument at `path` (dotted: `address.country`) compares with `value`,
+    /// the call gets `action` with `reason`.
+    #[must_use]
+    pub fn rule_field(
+        mut self,
+        tool: impl Into<String>,
+        path: impl Into<String>,
+        compare: Compare,
+        value: impl Into<Value>,
+        action: Action,
+        reason: impl Into<String>,
+    ) -> Self {
+        self.rules.push(Rule {
+            tool: tool.into(),
+            condition: Condition::Field {
+                path: path.into(),
+                compare,
+                value: value.into(),
+            },
+            action,
+            reason: reason.into(),
+            line: None,
+        });
+        self
+    }
+
+    /// A rule in code: when `predicate` holds for the validated arguments, the call gets
+    /// `action` with `reason`.
+    #[must_use]
+    pub fn rule(
+        mut self,
+        tool: impl Into<String>,
+        predicate: impl Fn(&Value) -> bool + Send + Sync + 'static,
+        action: Action,
+        reason: impl Into<String>,
+    ) -> Self {
+        self.rules.push(Rule {
+            tool: tool.into(),
+            condition: Condition::Predicate(Arc::new(predicate)),
+            action,
+            reason: reason.into(),
+            line: None,
+        });
+        self
+    }
+
+    /// Every tool name the policy mentions, with the line it was written on (for a file).
+    pub(crate) fn named_tools(&self) -> impl Iterator<Item = (&str, Option<usize>)> {
+        let tools = self
+            .tools
+            .iter()
+            .map(|(name, rule)| (name.as_str(), rule.line));
+        let roles = self
+            .roles
+            .iter()
+            .filter_map(|rule| rule.tool.as_deref().map(|tool| (tool, rule.line)));
+        let rules = self
+            .rules
+            .iter()
+            .map(|rule| (rule.tool.as_str(), rule.line));
+        tools.chain(roles).chain(rules)
+    }
+
+    /// Whether deciding about `tool` needs its arguments as a value.
+    pub(crate) fn reads_arguments(&self, tool: &str) -> bool {
+        self.rules.iter().any(|rule| rule.tool == tool)
+    }
+
+    /// The roles `principal` lacks for `tool` (declared on the tool, or by the policy).
+    pub(crate) fn missing_role(
+        &self,
+        spec: &ToolSpec,
+        tool_roles: &[&str],
+        principal: Option<&Principal>,
+    ) -> Option<MissingRole> {
+        let policy_roles = self
+            .tools
+            .get(spec.name())
+            .map(|rule| rule.roles.as_slice())
+            .unwrap_or_default();
+        tool_roles
+            .iter()
+            .copied()
+            .chain(policy_roles.iter().map(String::as_str))
+            .find(|role| !principal.is_some_and(|principal| principal.has_role(role)))
+            .map(|role| MissingRole {
+                role: role.to_owned(),
+            })
+    }
+
+    /// The decision for a call of `spec` whose arguments (when the policy reads them) are
+    /// `arguments`.
+    pub(crate) fn decide(
+        &self,
+        spec: &ToolSpec,
+        principal: Option<&Principal>,
+        arguments: Option<&Value>,
+    ) -> Verdict {
+        let own = self.tools.get(spec.name());
+        let mut verdict = match own.and_then(|rule| rule.action) {
+            Some(action) => Verdict {
+                action,
+                reason: own
+                    .and_then(|rule| rule.reason.clone())
+                    .unwrap_or_else(|| format!("the policy says `{action}` for `{}`", spec.name())),
+            },
+            None => {
+                let action = self.defaults[risk_index(spec.risk())];
+                Verdict {
+                    action,
+                    reason: format!("`{}` is a {} tool", spec.name(), spec.risk()),
+                }
+            }
+        };
+        if let Some(principal) = principal {
+            for rule in &self.roles {
+                let applies = principal.has_role(&rule.role)
+                    && rule.tool.as_deref().is_none_or(|tool| tool == spec.name());
+                if applies && rule.action > verdict.action {
+                    verdict = Verdict {
+                        action: rule.action,
+                        reason: format!(
+                            "the policy says `{}` for the role `{}`",
+                            rule.action, rule.role
+                        ),
+                    };
+                }
+            }
+        }
+        for rule in self.rules.iter().filter(|rule| rule.tool == spec.name()) {
+            if rule.action > verdict.action
+                && arguments.is_some_and(|arguments| rule.condition.holds(arguments))
+            {
+                verdict = Verdict {
+                    action: rule.action,
+                    reason: rule.reason.clone(),
+                };
+            }
+        }
+        verdict
+    }
+}
+
+impl Condition {
+    fn holds(&self, arguments: &Value) -> bool {
+        match self {
+            Condition::Predicate(predicate) => predicate(arguments),
+            Condition::Field {
+                path,
+                compare,
+                value,
+            } => {
+                let found = path
+                    .split('.')
+                    .try_fold(arguments, |value, key| value.get(key));
+                compare_values(found, *compare, value)
+            }
+        }
+    }
+}
+
+fn compare_values(found: Option<&Value>, compare: Compare, expected: &Value) -> bool {
+    use std::cmp::Ordering;
+    let found = match found {
+        None | Some(Value::Null) => return false,
+        Some(found) => found,
+    };
+    let order = || -> Option<Ordering> {
+        match (found, expected) {
+            (Value::Number(a), Value::Number(b)) => a.as_f64()?.partial_cmp(&b.as_f64()?),
+            (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
+            _ => None,
+        }
+    };
+    let equal = || order().map_or(found == expected, Ordering::is_eq);
+    match compare {
+        Compare::Present => true,
+        Compare::Eq => equal(),
+        Compare::Ne => !equal(),
+        Compare::Gt => order().is_some_and(Ordering::is_gt),
+        Compare::Ge => order().is_some_and(Ordering::is_ge),
+        Compare::Lt => order().is_some_and(Ordering::is_lt),
+        Compare::Le => order().is_some_and(Ordering::is_le),
+        Compare::In => expected
+            .as_array()
+            .is_some_and(|values| values.iter().any(|value| value == found)),
+        Compare::Contains => match found {
+            Value::String(text) => expected.as_str().is_some_and(|part| text.contains(part)),
+            Value::Array(items) => items.contains(expected),
+            _ => false,
+        },
+    }
+}
