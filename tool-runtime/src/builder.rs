@@ -11,7 +11,9 @@ use tool_core::{
 
 use crate::artifact_tool;
 use crate::dynamic::{DynamicTool, DynamicToolError};
-use crate::gates::{ApprovalStore, Approver, AuditSink, Breaker, DecisionKeys, Gates, Policy, Preview};
+use crate::gates::{
+    ApprovalStore, Approver, AuditSink, Breaker, DecisionKeys, Gates, Policy, Preview,
+};
 use crate::limits::Limits;
 use crate::output::artifacts::{ArtifactStore, MemoryArtifacts};
 use crate::output::redact::Redactor;

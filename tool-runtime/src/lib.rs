@@ -114,6 +114,7 @@ mod nested;
 mod observation;
 mod output;
 mod plan;
+mod resume;
 mod runtime;
 mod schedule;
 mod shells;
@@ -122,14 +123,15 @@ mod validate;
 pub use artifact_tool::READ_ARTIFACT;
 pub use builder::{BuildError, LeftOutTool, MAX_ARGUMENT_DEPTH, MAX_CALL_DEPTH, RuntimeBuilder};
 pub use call::{Arguments, Principal, Session, ToolCall};
-pub use gates::{
-    Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditDecision, AuditRecord,
-    AuditSink, Compare, DecisionError, DecisionKeys, MemoryApprovalStore, PendingApproval,
-    Policy, PolicyFileError, Preview, Scope, SignedDecision,
-};
+pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
 #[doc(hidden)]
 pub use gates::__labels_unique;
-pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
+pub use gates::{
+    Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditDecision, AuditError,
+    AuditRecord, AuditSink, AuditSummary, Compare, DecisionError, DecisionKeys, JsonlAudit,
+    MemoryApprovalStore, MemoryAudit, PendingApproval, Policy, PolicyFileError, Preview, Scope,
+    SignedDecision, verify_audit,
+};
 pub use limits::Limits;
 pub use observation::{Batch, Observation, Outcome, TurnReport};
 pub use output::artifacts::{

@@ -15,8 +15,8 @@ use serde_json::Value;
 use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
 
 use crate::call::{Arguments, Session};
-use crate::gates;
 use crate::call_path::{Finished, Output, call_span, record_end};
+use crate::gates;
 use crate::output;
 use crate::plan::{CallRef, PlannedContext};
 use crate::runtime::Shared;
@@ -68,8 +68,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             |_: &dyn tool_core::Tool| PlannedContext::Own(parent.nested(&*call_id, tool_name));
         let reject = |error: ToolError| {
             tracing::info!(tool = %tool_name, call_id = %call_id, kind = %error.kind(), "nested call refused before it ran");
-            let policy =
-                self.output_policy(parent.session_id(), "", self.limits.max_output_chars);
+            let policy = self.output_policy(parent.session_id(), "", self.limits.max_output_chars);
             output::shape_error(error, &policy).0
         };
         let (planned, first) = self.plan(&session, call, context).map_err(reject)?;
@@ -126,8 +125,13 @@ impl<D: Any + Send + Sync> Shared<D> {
         } = self.run_call(planned, first, span, None, false).await;
         let _entered = span.enter();
         if !planned.tool.spec().execution().read_only {
-            let outcome = ended.result.as_ref().err().map_or("success", |error| error.kind().as_str());
-            self.gates.record_outcome(&planned.identity(&session), outcome);
+            let outcome = ended
+                .result
+                .as_ref()
+                .err()
+                .map_or("success", |error| error.kind().as_str());
+            self.gates
+                .record_outcome(&planned.identity(&session), outcome);
         }
         let elapsed = ended.elapsed;
         // The output policy's redaction, on the JSON the calling tool reads. Cutting and page

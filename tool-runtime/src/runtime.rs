@@ -142,6 +142,24 @@ impl<D: Any + Send + Sync> Runtime<D> {
             .await
     }
 
+    /// Runs calls resumed by signed decisions; `approved[i]`: call `i`'s ask was answered.
+    pub(crate) async fn run_resumed(
+        &self,
+        session: &Session,
+        calls: &[ToolCall],
+        approved: &[bool],
+    ) -> TurnReport {
+        let span = tracing::info_span!(
+            "tool_turn",
+            session = session.id(),
+            calls = calls.len(),
+            resumed = true
+        );
+        self.run_turn(session, calls, None, approved)
+            .instrument(span)
+            .await
+    }
+
     async fn run_turn(
         &self,
         session: &Session,
@@ -211,12 +229,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 Ok(Some(edited)) => edits.push((index, Arguments::Value(edited))),
                 Err(error) => {
                     tracing::info!(tool = %plan.name, call_id = %plan.call_id, kind = %error.kind(), "refused by the gates");
-                    observations[index] = Some(shared.rejected(
-                        session_id,
-                        plan.call_id,
-                        plan.name,
-                        error,
-                    ));
+                    observations[index] =
+                        Some(shared.rejected(session_id, plan.call_id, plan.name, error));
                 }
             }
         }
@@ -275,8 +289,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 if waiting.len() >= concurrency
                     && let Some(finished) = waiting.next().await
                 {
-                    let (index, observation) =
-                        shared.finish(gate_session, finished, batch.index);
+                    let (index, observation) = shared.finish(gate_session, finished, batch.index);
                     observations[index] = Some(observation);
                 }
                 StartCalls {

@@ -32,7 +32,11 @@ impl Breaker {
             && self
                 .denials
                 .lock()
-                .map(|denials| denials.get(session).is_some_and(|&count| count >= self.limit))
+                .map(|denials| {
+                    denials
+                        .get(session)
+                        .is_some_and(|&count| count >= self.limit)
+                })
                 .unwrap_or(false)
     }
 

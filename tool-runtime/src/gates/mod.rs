@@ -14,7 +14,7 @@
 mod approval;
 mod audit;
 mod breaker;
-mod decision;
+pub(crate) mod decision;
 mod path;
 mod policy;
 mod policy_file;
@@ -26,15 +26,19 @@ use std::sync::Arc;
 use serde_json::Value;
 use tool_core::{ErrorKind, ToolError, ToolSpec};
 
-pub use approval::{Approval, ApprovalRequest, Approver, Preview};
-pub use audit::{AuditDecision, AuditRecord, AuditSink};
 pub(crate) use approval::PreviewFn;
+pub use approval::{Approval, ApprovalRequest, Approver, Preview};
+pub use audit::{
+    AuditDecision, AuditError, AuditRecord, AuditSink, AuditSummary, JsonlAudit, MemoryAudit,
+    verify_audit,
+};
 pub(crate) use breaker::Breaker;
-pub(crate) use path::edit_refused;
+pub(crate) use decision::DecisionClaims;
 pub use decision::{
     ApprovalStore, DecisionError, DecisionKeys, MemoryApprovalStore, PendingApproval,
     SignedDecision,
 };
+pub(crate) use path::edit_refused;
 pub use policy::{Action, Compare, Policy};
 pub use policy_file::PolicyFileError;
 pub use scope::{__labels_unique, Scope};
@@ -103,17 +107,25 @@ impl Gates {
         if !self.in_scope(session, spec.name(), artifact_tool) {
             let error = ToolError::new(
                 ErrorKind::OutOfScope,
-                format!("the tool `{}` is not available for this request", spec.name()),
+                format!(
+                    "the tool `{}` is not available for this request",
+                    spec.name()
+                ),
             )
             .with_hint("use one of the tools you were given");
-            self.record_refusal(identity, None, AuditDecision::OutOfScope, error.message());
+            self.note(
+                identity,
+                None,
+                AuditDecision::OutOfScope,
+                error.message(),
+                None,
+            );
             return Err(error);
         }
-        if let Some(missing) = self.policy.missing_role(
-            spec,
-            &spec.roles().collect::<Vec<_>>(),
-            session.principal(),
-        ) {
+        if let Some(missing) =
+            self.policy
+                .missing_role(spec, &spec.roles().collect::<Vec<_>>(), session.principal())
+        {
             let error = ToolError::new(
                 ErrorKind::NotPermitted,
                 format!(
@@ -122,7 +134,13 @@ impl Gates {
                     missing.role
                 ),
             );
-            self.record_refusal(identity, None, AuditDecision::NotPermitted, error.message());
+            self.note(
+                identity,
+                None,
+                AuditDecision::NotPermitted,
+                error.message(),
+                None,
+            );
             return Err(error);
         }
         Ok(())
@@ -151,7 +169,9 @@ impl Gates {
         let session = identity.session;
         let read_only = spec.execution().read_only;
         let value = (self.policy.reads_arguments(spec.name())).then(|| arguments_value(arguments));
-        let verdict = self.policy.decide(spec, session.principal(), value.as_ref());
+        let verdict = self
+            .policy
+            .decide(spec, session.principal(), value.as_ref());
         let digest = || {
             let value = value.clone().unwrap_or_else(|| arguments_value(arguments));
             (decision::arguments_digest(&value), value)
@@ -179,7 +199,13 @@ impl Gates {
                 ),
             )
             .with_hint("stop and tell the user what you were trying to do");
-            self.record_refusal(identity, None, AuditDecision::Breaker, error.message());
+            self.note(
+                identity,
+                None,
+                AuditDecision::Breaker,
+                error.message(),
+                None,
+            );
             return Err(error);
         }
         match verdict.action {
@@ -204,14 +230,15 @@ impl Gates {
         }
     }
 
-    /// Writes one audit line about a refusal. The call is refused either way, so a failing
-    /// audit changes nothing for it (it is logged).
-    pub(crate) fn record_refusal(
+    /// Writes one audit line about a call whose fate does not depend on it (a refusal, a
+    /// resume): a failing audit is logged.
+    pub(crate) fn note(
         &self,
         identity: &CallIdentity<'_>,
         digest: Option<&str>,
         decision: AuditDecision,
         reason: &str,
+        approval_id: Option<&str>,
     ) {
         let Some(audit) = &self.audit else {
             return;
@@ -226,11 +253,11 @@ impl Gates {
             arguments: None,
             decision,
             reason: Some(reason),
-            approval_id: None,
+            approval_id,
             outcome: None,
         };
         if let Err(error) = audit.record(&record) {
-            tracing::error!(%error, tool = identity.tool, "the audit line of a refusal could not be written");
+            tracing::error!(%error, tool = identity.tool, "an audit line could not be written");
         }
     }
 
@@ -330,5 +357,15 @@ pub(crate) fn redact_value(value: &Value, redactor: &Redactor) -> Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+impl<T: AuditSink + ?Sized> AuditSink for Arc<T> {
+    fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
+        (**self).record(record)
+    }
+
+    fn wants_arguments(&self) -> bool {
+        (**self).wants_arguments()
     }
 }

@@ -87,7 +87,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let digest = decision::arguments_digest(&arguments);
         let refuse = |decision: AuditDecision, why: &str| {
             gates.breaker.denied(session.id());
-            gates.record_refusal(identity, Some(&digest), decision, why);
+            gates.note(identity, Some(&digest), decision, why, None);
             denied(why)
         };
         let Some(approver) = &gates.approver else {
@@ -118,7 +118,9 @@ impl<D: Any + Send + Sync> Shared<D> {
         });
         let request = ApprovalRequest {
             session: session.id().to_owned(),
-            principal: session.principal().map(|principal| principal.id().to_owned()),
+            principal: session
+                .principal()
+                .map(|principal| principal.id().to_owned()),
             call_id: identity.call_id.to_owned(),
             tool: identity.tool.to_owned(),
             risk: spec.risk(),
@@ -181,7 +183,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let gates = &self.gates;
         if gates.keys.is_none() {
             let why = "a person must approve this call later, and this runtime cannot resume calls (no decision keys)";
-            gates.record_refusal(identity, Some(&digest), AuditDecision::Deny, why);
+            gates.note(identity, Some(&digest), AuditDecision::Deny, why, None);
             return Err(denied(why));
         }
         let request_id = new_request_id();
@@ -219,7 +221,9 @@ impl<D: Any + Send + Sync> Shared<D> {
         )?;
         Err(ToolError::new(
             ErrorKind::ApprovalPending,
-            format!("the call waits for a person's approval ({reason}); its result will come later"),
+            format!(
+                "the call waits for a person's approval ({reason}); its result will come later"
+            ),
         )
         .with_hint("do not repeat the call; tell the user it waits for approval")
         .with_details(serde_json::json!({ "request_id": request_id })))

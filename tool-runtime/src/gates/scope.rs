@@ -91,9 +91,7 @@ impl Scope {
     pub fn allows(&self, tool: &str) -> bool {
         match &self.tools {
             Tools::All => true,
-            Tools::Only(names) => names
-                .binary_search_by(|name| (**name).cmp(tool))
-                .is_ok(),
+            Tools::Only(names) => names.binary_search_by(|name| (**name).cmp(tool)).is_ok(),
         }
     }
 

@@ -1,0 +1,825 @@
+//! The gates: scopes, roles, policy, approvals (now and deferred), the refusal breaker and
+//! the audit trail, decided before a call runs, for every call.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use tool_runtime::{
+    Action, Approval, ApprovalRequest, ApprovalStore, Approver, BoxFuture, BuildError, Compare,
+    DecisionKeys, MemoryApprovalStore, MemoryAudit, Policy, Preview, Principal, RunContext,
+    Runtime, Scope, Session, SignedDecision, ToolCall, TurnReport, intents, tool, tools,
+};
+
+/// What the tools did.
+#[derive(Default)]
+pub struct Desk {
+    refunds: AtomicU32,
+    tickets: AtomicU32,
+    deleted: AtomicU32,
+    last_refund: Mutex<Option<f64>>,
+}
+
+/// Looks an order up.
+#[tool(read_only)]
+async fn order_status(
+    /// The order id.
+    order: String,
+) -> String {
+    format!("{order}: shipped")
+}
+
+/// Opens a support ticket.
+#[tool(stateful)]
+async fn open_ticket(
+    ctx: RunContext<Desk>,
+    /// What is wrong.
+    summary: String,
+) -> String {
+    ctx.deps().tickets.fetch_add(1, Ordering::SeqCst);
+    format!("ticket: {summary}")
+}
+
+/// Refunds an order.
+#[tool(stateful, roles = ["billing"])]
+async fn refund(
+    ctx: RunContext<Desk>,
+    /// The order id.
+    order: String,
+    /// How much.
+    amount: f64,
+) -> String {
+    ctx.deps().refunds.fetch_add(1, Ordering::SeqCst);
+    if let Ok(mut last) = ctx.deps().last_refund.lock() {
+        *last = Some(amount);
+    }
+    format!("refunded {amount} on {order}")
+}
+
+/// Deletes an account.
+#[tool(destructive)]
+async fn delete_account(
+    ctx: RunContext<Desk>,
+    /// The account.
+    account: String,
+) -> String {
+    ctx.deps().deleted.fetch_add(1, Ordering::SeqCst);
+    format!("deleted {account}")
+}
+
+/// Reads an order, then opens a ticket about it (a nested call).
+#[tool(stateful)]
+async fn complain(
+    ctx: RunContext<Desk>,
+    /// The order id.
+    order: String,
+) -> Result<String, tool_runtime::ToolError> {
+    let ticket = ctx
+        .call_tool(
+            "open_ticket",
+            json!({ "summary": format!("about {order}") }),
+        )
+        .await?;
+    Ok(ticket.json().to_owned())
+}
+
+intents! {
+    /// What a support request is about.
+    pub enum Intent {
+        Status = "status" => [order_status],
+        Complaint = "complaint" => [order_status, open_ticket, complain],
+        Billing = "billing" => [order_status, refund],
+    }
+}
+
+fn desk_runtime(
+    build: impl FnOnce(tool_runtime::RuntimeBuilder<Desk>) -> tool_runtime::RuntimeBuilder<Desk>,
+) -> (Runtime<Desk>, Arc<Desk>) {
+    let desk = Arc::new(Desk::default());
+    let builder = Runtime::builder_shared(Arc::clone(&desk))
+        .inventory(false)
+        .tools(tools![
+            order_status,
+            open_ticket,
+            refund,
+            delete_account,
+            complain
+        ]);
+    match build(builder).build() {
+        Ok(runtime) => (runtime, desk),
+        Err(error) => panic!("{error}"),
+    }
+}
+
+fn call(id: &str, tool: &str, arguments: Value) -> ToolCall {
+    ToolCall::new(id, tool, arguments)
+}
+
+fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
+    report
+        .observations()
+        .iter()
+        .map(|observation| observation.error_kind())
+        .collect()
+}
+
+fn billing_session() -> Session {
+    Session::new("s-billing").with_principal(Principal::new("ada").with_role("billing"))
+}
+
+/// Answers from a script, remembering what it was asked.
+#[derive(Default, Clone)]
+struct Scripted {
+    answers: Arc<Mutex<Vec<Approval>>>,
+    asked: Arc<Mutex<Vec<ApprovalRequest>>>,
+}
+
+impl Scripted {
+    fn new(answers: impl IntoIterator<Item = Approval>) -> Self {
+        let mut answers: Vec<Approval> = answers.into_iter().collect();
+        answers.reverse();
+        Self {
+            answers: Arc::new(Mutex::new(answers)),
+            asked: Arc::default(),
+        }
+    }
+
+    fn asked(&self) -> Vec<ApprovalRequest> {
+        self.asked
+            .lock()
+            .map(|asked| asked.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Approver for Scripted {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(request.clone());
+        }
+        let answer = self
+            .answers
+            .lock()
+            .ok()
+            .and_then(|mut answers| answers.pop())
+            .unwrap_or_else(|| Approval::Deny("the script ran out".into()));
+        Box::pin(async move { answer })
+    }
+}
+
+fn names(runtime: &Runtime<Desk>, session: &Session) -> Vec<String> {
+    runtime
+        .catalog(session)
+        .iter()
+        .map(|spec| spec.name().to_owned())
+        .collect()
+}
+
+// ---- scopes -------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_tool_outside_the_scope_is_neither_shown_nor_run() {
+    let (runtime, desk) = desk_runtime(|builder| builder);
+    let session = Session::new("s").with_scope(Intent::Status.scope());
+    assert_eq!(names(&runtime, &session), ["order_status", "read_artifact"]);
+    let report = runtime
+        .execute(
+            &session,
+            [
+                call("1", "open_ticket", json!({ "summary": "late" })),
+                call("2", "order_status", json!({ "order": "A1" })),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("out_of_scope"), None]);
+    assert_eq!(desk.tickets.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn the_empty_scope_shows_and_runs_nothing_and_an_unknown_intent_gets_it() {
+    let (runtime, _) = desk_runtime(|builder| builder);
+    let session = Session::new("s").with_scope(Intent::scope_for(Some("weather")));
+    assert!(session.scope().is_empty());
+    assert!(runtime.catalog(&session).is_empty());
+    let report = runtime
+        .execute(
+            &session,
+            [
+                call("1", "order_status", json!({ "order": "A1" })),
+                call("2", "read_artifact", json!({ "id": "x" })),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("out_of_scope"), Some("out_of_scope")]);
+    assert!(Intent::scope_for(None).is_empty());
+    assert_ne!(Scope::all(), Scope::none());
+}
+
+#[tokio::test]
+async fn suggestions_never_name_a_tool_outside_the_scope() {
+    let (runtime, _) = desk_runtime(|builder| builder);
+    let session = Session::new("s").with_scope(Intent::Status.scope());
+    let report = runtime
+        .execute(&session, [call("1", "refun", json!({}))])
+        .await;
+    let Some(error) = report.observations()[0].error() else {
+        panic!("an unknown tool is an error");
+    };
+    assert_eq!(error.kind().as_str(), "unknown_tool");
+    let text = format!(
+        "{} {:?} {:?}",
+        error.message(),
+        error.hint(),
+        error.details()
+    );
+    assert!(!text.contains("refund"), "{text}");
+    assert!(text.contains("order_status"), "{text}");
+}
+
+#[tokio::test]
+async fn nested_calls_are_gated_as_their_session() {
+    let (runtime, desk) = desk_runtime(|builder| builder);
+    // `complain` is in scope; the ticket it opens is not.
+    let session = Session::new("s").with_scope(Scope::of(tools![complain]));
+    let report = runtime
+        .execute(&session, [call("1", "complain", json!({ "order": "A1" }))])
+        .await;
+    assert_eq!(kinds(&report), [Some("out_of_scope")]);
+    assert_eq!(desk.tickets.load(Ordering::SeqCst), 0);
+    let session = Session::new("s").with_scope(Intent::Complaint.scope());
+    let report = runtime
+        .execute(&session, [call("1", "complain", json!({ "order": "A1" }))])
+        .await;
+    assert_eq!(kinds(&report), [None]);
+    assert_eq!(desk.tickets.load(Ordering::SeqCst), 1);
+}
+
+// ---- roles -------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_missing_role_hides_the_tool_and_refuses_the_call() {
+    let (runtime, desk) = desk_runtime(|builder| builder);
+    let guest = Session::new("s").with_principal(Principal::new("bob"));
+    assert!(!names(&runtime, &guest).contains(&"refund".to_owned()));
+    assert!(names(&runtime, &billing_session()).contains(&"refund".to_owned()));
+    let report = runtime
+        .execute(
+            &guest,
+            [call("1", "refund", json!({ "order": "A1", "amount": 5 }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("not_permitted")]);
+    assert_eq!(desk.refunds.load(Ordering::SeqCst), 0);
+    let report = runtime
+        .execute(
+            &billing_session(),
+            [call("1", "refund", json!({ "order": "A1", "amount": 5 }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [None]);
+}
+
+// ---- policy ------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn without_a_policy_destructive_calls_ask_and_without_an_approver_are_denied() {
+    let (runtime, desk) = desk_runtime(|builder| builder);
+    let report = runtime
+        .execute(
+            &Session::new("s"),
+            [
+                call("1", "delete_account", json!({ "account": "a" })),
+                call("2", "open_ticket", json!({ "summary": "x" })),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("denied"), None]);
+    let message = report.observations()[0]
+        .error()
+        .map(|error| error.message().to_owned())
+        .unwrap_or_default();
+    assert!(message.contains("no approver configured"), "{message}");
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn rules_over_arguments_only_make_a_decision_stricter() {
+    let policy = Policy::new()
+        .rule_field(
+            "refund",
+            "amount",
+            Compare::Gt,
+            100,
+            Action::Deny,
+            "refunds over 100 go through a manager",
+        )
+        .rule(
+            "open_ticket",
+            |arguments| {
+                arguments["summary"]
+                    .as_str()
+                    .is_some_and(|text| text.contains("urgent"))
+            },
+            Action::Auto,
+            "a rule cannot relax",
+        );
+    let (runtime, desk) =
+        desk_runtime(|builder| builder.policy(policy.tool("open_ticket", Action::Deny)));
+    let report = runtime
+        .execute(
+            &billing_session(),
+            [
+                call("1", "refund", json!({ "order": "A1", "amount": 500 })),
+                call("2", "refund", json!({ "order": "A1", "amount": 50 })),
+                call("3", "open_ticket", json!({ "summary": "urgent" })),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("denied"), None, Some("denied")]);
+    let message = report.observations()[0]
+        .error()
+        .map(|error| error.message().to_owned())
+        .unwrap_or_default();
+    assert!(
+        message.contains("refunds over 100 go through a manager"),
+        "{message}"
+    );
+    assert_eq!(desk.refunds.load(Ordering::SeqCst), 1);
+    // A tool the policy denies whatever its arguments is not shown either.
+    assert!(!names(&runtime, &billing_session()).contains(&"open_ticket".to_owned()));
+}
+
+#[test]
+fn a_policy_naming_a_tool_that_does_not_exist_is_a_build_error() {
+    let built = Runtime::builder(Desk::default())
+        .inventory(false)
+        .tools(tools![refund])
+        .policy(Policy::new().tool("refnud", Action::Auto))
+        .build();
+    match built {
+        Err(BuildError::UnknownTool { tool, nearest, .. }) => {
+            assert_eq!(tool, "refnud");
+            assert!(nearest.contains("refund"), "{nearest}");
+        }
+        other => panic!("expected an unknown tool, got {:?}", other.map(|_| ())),
+    }
+}
+
+// ---- approvals ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn an_approver_approves_edits_and_denies_with_the_preview_shown() {
+    let approver = Scripted::new([
+        Approval::Approve,
+        Approval::ApproveWith(json!({ "order": "A1", "amount": 20 })),
+        Approval::ApproveWith(json!({ "order": "A1", "amount": "lots" })),
+        Approval::Deny("not today".into()),
+    ]);
+    let (runtime, desk) = desk_runtime(|builder| {
+        builder
+            .policy(Policy::new().tool("refund", Action::Ask))
+            .approver(approver.clone())
+            .preview("refund", |arguments| {
+                Preview::new(format!(
+                    "refund {} on {}",
+                    arguments["amount"], arguments["order"]
+                ))
+                .with_resource(arguments["order"].as_str().unwrap_or_default())
+            })
+    });
+    let refund_of = |id: &str, amount: u32| {
+        call(
+            id,
+            "refund",
+            json!({ "order": "A1", "amount": amount, "note": null })
+                .as_object()
+                .map(|fields| {
+                    let mut fields = fields.clone();
+                    fields.remove("note");
+                    Value::Object(fields)
+                })
+                .unwrap_or_default(),
+        )
+    };
+    let report = runtime
+        .execute(
+            &billing_session(),
+            [
+                refund_of("1", 10),
+                refund_of("2", 30),
+                refund_of("3", 40),
+                refund_of("4", 50),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [None, None, Some("denied"), Some("denied")]);
+    // The edit ran with the edited amount; the invalid edit names its field.
+    assert_eq!(desk.refunds.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        desk.last_refund.lock().ok().and_then(|last| *last),
+        Some(20.0)
+    );
+    let invalid = report.observations()[2]
+        .error()
+        .map(|error| format!("{} {:?}", error.message(), error.details()))
+        .unwrap_or_default();
+    assert!(invalid.contains("amount"), "{invalid}");
+    assert_eq!(
+        report.observations()[3]
+            .error()
+            .map(|error| error.message().contains("not today")),
+        Some(true)
+    );
+    let asked = approver.asked();
+    assert_eq!(asked.len(), 4);
+    assert_eq!(
+        asked[0]
+            .preview
+            .as_ref()
+            .map(|preview| preview.title.as_str()),
+        Some("refund 10 on \"A1\"")
+    );
+    assert_eq!(asked[0].principal.as_deref(), Some("ada"));
+    assert!(asked[0].reason.contains("refund"), "{}", asked[0].reason);
+}
+
+#[tokio::test]
+async fn arguments_are_validated_before_anyone_is_asked() {
+    let approver = Scripted::new([Approval::Approve]);
+    let (runtime, _) = desk_runtime(|builder| {
+        builder
+            .policy(Policy::new().tool("refund", Action::Ask))
+            .approver(approver.clone())
+    });
+    let report = runtime
+        .execute(
+            &billing_session(),
+            [call("1", "refund", json!({ "order": "A1" }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("invalid_arguments")]);
+    assert!(approver.asked().is_empty());
+}
+
+#[tokio::test]
+async fn a_non_interactive_session_turns_ask_into_deny_with_the_reason() {
+    let approver = Scripted::new([Approval::Approve]);
+    let (runtime, desk) = desk_runtime(|builder| builder.approver(approver.clone()));
+    let session = Session::new("batch").non_interactive();
+    let report = runtime
+        .execute(
+            &session,
+            [call("1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("denied")]);
+    let message = report.observations()[0]
+        .error()
+        .map(|error| error.message().to_owned())
+        .unwrap_or_default();
+    assert!(message.contains("destructive"), "{message}");
+    assert!(approver.asked().is_empty());
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn consecutive_denials_stop_asks_and_writes_until_reset() {
+    let approver = Scripted::new(
+        (0..3)
+            .map(|_| Approval::Deny("no".into()))
+            .chain([Approval::Approve]),
+    );
+    let (runtime, desk) = desk_runtime(|builder| builder.approver(approver.clone()));
+    let session = Session::new("s");
+    let deletes: Vec<ToolCall> = (0..3)
+        .map(|i| {
+            call(
+                &format!("d{i}"),
+                "delete_account",
+                json!({ "account": "a" }),
+            )
+        })
+        .collect();
+    let report = runtime.execute(&session, &deletes).await;
+    assert_eq!(kinds(&report), [Some("denied"); 3]);
+    let report = runtime
+        .execute(
+            &session,
+            [
+                call("r", "order_status", json!({ "order": "A1" })),
+                call("w", "open_ticket", json!({ "summary": "x" })),
+                call("d", "delete_account", json!({ "account": "a" })),
+            ],
+        )
+        .await;
+    assert_eq!(
+        kinds(&report),
+        [None, Some("too_many_denials"), Some("too_many_denials")]
+    );
+    assert_eq!(approver.asked().len(), 3);
+    // Another session is not affected; a reset lets this one go on.
+    let other = runtime
+        .execute(
+            &Session::new("other"),
+            [call("w", "open_ticket", json!({ "summary": "x" }))],
+        )
+        .await;
+    assert_eq!(kinds(&other), [None]);
+    runtime.reset_denials(&session);
+    let report = runtime
+        .execute(
+            &session,
+            [call("d", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [None]);
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
+}
+
+// ---- deferred approvals ------------------------------------------------------------------
+
+fn deferred(store: Arc<MemoryApprovalStore>, keys: DecisionKeys) -> (Runtime<Desk>, Arc<Desk>) {
+    desk_runtime(|builder| {
+        builder
+            .approver(Scripted::new((0..8).map(|_| Approval::Pending)))
+            .approval_store(store as Arc<dyn ApprovalStore>)
+            .decision_keys(keys)
+    })
+}
+
+#[tokio::test]
+async fn a_pending_call_resumes_in_another_runtime_once() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let (first, _) = deferred(Arc::clone(&store), keys.clone());
+    let session = Session::new("s-1").with_principal(Principal::new("ada"));
+    let report = first
+        .execute(
+            &session,
+            [call("c1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("approval_pending")]);
+    let request_id = report.observations()[0]
+        .error()
+        .and_then(|error| error.details())
+        .and_then(|details| details["request_id"].as_str())
+        .map(str::to_owned);
+    let pending = first.pending_approvals(&session);
+    assert_eq!(pending.len(), 1);
+    assert_eq!(Some(&pending[0].request_id), request_id.as_ref());
+
+    // Another process: its own runtime, the same keys and store.
+    let (second, desk) = deferred(Arc::clone(&store), keys);
+    let decision = match second.sign_decision(&pending[0], Approval::Approve) {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    let report = second.resume(&session, [decision.clone()]).await;
+    assert_eq!(kinds(&report), [None]);
+    assert_eq!(report.observations()[0].call_id(), "c1");
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
+    // A replay is refused: the decision was consumed.
+    let report = second.resume(&session, [decision]).await;
+    assert_eq!(kinds(&report), [Some("invalid_decision")]);
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn forged_foreign_and_mismatched_decisions_are_refused() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let (runtime, desk) = deferred(Arc::clone(&store), keys);
+    let session = Session::new("s-1").with_principal(Principal::new("ada"));
+    runtime
+        .execute(
+            &session,
+            [call("c1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    let pending = runtime.pending_approvals(&session);
+    let Some(pending) = pending.first() else {
+        panic!("the call waits");
+    };
+    let signed = |pending: &tool_runtime::PendingApproval| match runtime
+        .sign_decision(pending, Approval::Approve)
+    {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    // Forged: one character of the signature changed.
+    let good = signed(pending);
+    let mut forged = good.as_str().to_owned();
+    let last = forged
+        .pop()
+        .map_or('A', |c| if c == 'A' { 'B' } else { 'A' });
+    forged.push(last);
+    // Signed by someone else's key.
+    let (other, _) = deferred(
+        Arc::new(MemoryApprovalStore::default()),
+        DecisionKeys::new("k1", [9_u8; 32].to_vec()),
+    );
+    let foreign = match other.sign_decision(pending, Approval::Approve) {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    // For other arguments, another session, another principal.
+    let mut other_arguments = pending.clone();
+    other_arguments.arguments_digest = "0".repeat(64);
+    let mut other_session = pending.clone();
+    other_session.session = "s-2".into();
+    let mut other_principal = pending.clone();
+    other_principal.principal = Some("eve".into());
+    let report = runtime
+        .resume(
+            &session,
+            [
+                SignedDecision::from(forged),
+                foreign,
+                signed(&other_arguments),
+                signed(&other_session),
+                signed(&other_principal),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("invalid_decision"); 5]);
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 0);
+    // The genuine decision still works, once.
+    let report = runtime.resume(&session, [good]).await;
+    assert_eq!(kinds(&report), [None]);
+}
+
+#[tokio::test]
+async fn an_expired_decision_is_refused_and_a_denial_is_answered() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec()).with_ttl(Duration::ZERO);
+    let (runtime, desk) = deferred(Arc::clone(&store), keys);
+    let session = Session::new("s-1");
+    runtime
+        .execute(
+            &session,
+            [
+                call("c1", "delete_account", json!({ "account": "a" })),
+                call("c2", "delete_account", json!({ "account": "b" })),
+            ],
+        )
+        .await;
+    let pending = runtime.pending_approvals(&session);
+    assert_eq!(pending.len(), 2);
+    let expired = match runtime.sign_decision(&pending[0], Approval::Approve) {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let report = runtime.resume(&session, [expired]).await;
+    assert_eq!(kinds(&report), [Some("invalid_decision")]);
+    let (runtime, _) = deferred(store, DecisionKeys::new("k1", [7_u8; 32].to_vec()));
+    let denial = match runtime.sign_decision(&pending[1], Approval::Deny("keep it".into())) {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    let report = runtime.resume(&session, [denial]).await;
+    assert_eq!(kinds(&report), [Some("denied")]);
+    assert_eq!(report.observations()[0].call_id(), "c2");
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn without_decision_keys_a_pending_answer_is_a_denial() {
+    let (runtime, desk) =
+        desk_runtime(|builder| builder.approver(Scripted::new([Approval::Pending])));
+    let report = runtime
+        .execute(
+            &Session::new("s"),
+            [call("c1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("denied")]);
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 0);
+}
+
+// ---- audit -------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn every_decision_writes_its_line_and_an_unwritable_audit_refuses_writes_only() {
+    let audit = Arc::new(MemoryAudit::default());
+    let (runtime, _) = desk_runtime(|builder| {
+        builder
+            .audit(Arc::clone(&audit))
+            .approver(Scripted::new([Approval::Deny("no".into())]))
+    });
+    let session = Session::new("s").with_scope(
+        Intent::Complaint
+            .scope()
+            .union(&Scope::of(tools![delete_account])),
+    );
+    runtime
+        .execute(
+            &session,
+            [
+                call("1", "order_status", json!({ "order": "A1" })),
+                call("2", "open_ticket", json!({ "summary": "x" })),
+                call("3", "refund", json!({ "order": "A1", "amount": 1 })),
+                call("4", "delete_account", json!({ "account": "a" })),
+            ],
+        )
+        .await;
+    let lines = audit.lines();
+    let decisions: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|line| {
+            (
+                line["call_id"].as_str().unwrap_or_default(),
+                line["decision"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("3", "out_of_scope"),
+            ("2", "auto"),
+            ("4", "ask"),
+            ("4", "deny"),
+            ("2", "outcome")
+        ],
+        "a read under auto writes nothing"
+    );
+    assert!(
+        lines[1]["arguments_digest"]
+            .as_str()
+            .is_some_and(|digest| digest.len() == 64)
+    );
+
+    let (runtime, desk) = desk_runtime(|builder| builder.audit(MemoryAudit::failing()));
+    let report = runtime
+        .execute(
+            &Session::new("s"),
+            [
+                call("1", "order_status", json!({ "order": "A1" })),
+                call("2", "open_ticket", json!({ "summary": "x" })),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [None, Some("audit_unavailable")]);
+    assert_eq!(desk.tickets.load(Ordering::SeqCst), 0);
+}
+
+// ---- exposure equals enforcement ---------------------------------------------------------
+
+const TOOLS: [&str; 5] = [
+    "order_status",
+    "open_ticket",
+    "refund",
+    "delete_account",
+    "complain",
+];
+
+fn arguments_for(tool: &str) -> Value {
+    match tool {
+        "order_status" => json!({ "order": "A1" }),
+        "open_ticket" => json!({ "summary": "x" }),
+        "refund" => json!({ "order": "A1", "amount": 1 }),
+        "delete_account" => json!({ "account": "a" }),
+        _ => json!({ "order": "A1" }),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A call passes the gates exactly when its tool is in the catalog given to its session.
+    #[test]
+    fn a_call_passes_the_gates_exactly_when_its_tool_is_shown(
+        in_scope in proptest::collection::vec(any::<bool>(), 5),
+        everything in any::<bool>(),
+        billing in any::<bool>(),
+        denied in proptest::collection::vec(any::<bool>(), 5),
+    ) {
+        let scope = if everything {
+            Scope::all()
+        } else {
+            Scope::named(TOOLS.iter().zip(&in_scope).filter(|(_, keep)| **keep).map(|(name, _)| *name))
+        };
+        let mut principal = Principal::new("p");
+        if billing {
+            principal = principal.with_role("billing");
+        }
+        let policy = TOOLS.iter().zip(&denied).fold(Policy::new().default_for(tool_runtime::RiskLevel::Destructive, Action::Auto), |policy, (name, deny)| {
+            if *deny { policy.tool(*name, Action::Deny) } else { policy }
+        });
+        let (runtime, _) = desk_runtime(|builder| builder.policy(policy));
+        let session = Session::new("p").with_scope(scope).with_principal(principal);
+        let shown = names(&runtime, &session);
+        let calls: Vec<ToolCall> = TOOLS[..4].iter().map(|name| call(name, name, arguments_for(name))).collect();
+        let executor = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        let Ok(executor) = executor else { return Err(TestCaseError::fail("no executor")) };
+        let report = executor.block_on(runtime.execute(&session, &calls));
+        for observation in report.observations() {
+            let passed = !matches!(observation.error_kind(), Some("out_of_scope" | "not_permitted" | "denied"));
+            prop_assert_eq!(passed, shown.contains(&observation.tool().to_owned()), "{}: {:?}", observation.tool(), observation.error_kind());
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Deferred approvals, resumed: a person's decision about a pending call, signed, handed back
+//! (perhaps to another process sharing the keys and the approval store), verified, consumed
+//! once, and the approved call run on the same path as any other.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tool_core::{ErrorKind, ToolError};
+
+use crate::call::{Arguments, Session, ToolCall};
+use crate::gates::{
+    Approval, AuditDecision, CallIdentity, DecisionClaims, DecisionError, PendingApproval,
+    SignedDecision, decision,
+};
+use crate::observation::TurnReport;
+use crate::runtime::Runtime;
+
+impl<D: Any + Send + Sync> Runtime<D> {
+    /// The session's calls waiting for a person's decision, oldest first.
+    pub fn pending_approvals(&self, session: &Session) -> Vec<PendingApproval> {
+        self.shared.gates.store.pending(session.id())
+    }
+
+    /// Signs a person's decision about a pending call: approve, approve with edited arguments
+    /// (validated when the call resumes), or deny with a reason. The decision is bound to
+    /// the request, the call, the session, the principal, the tool and the arguments, and
+    /// expires after the keys' time to live.
+    pub fn sign_decision(
+        &self,
+        pending: &PendingApproval,
+        approval: Approval,
+    ) -> Result<SignedDecision, DecisionError> {
+        let keys = self
+            .shared
+            .gates
+            .keys
+            .as_ref()
+            .ok_or(DecisionError::NoKeys)?;
+        let claims = DecisionClaims {
+            request_id: pending.request_id.clone(),
+            call_id: pending.call_id.clone(),
+            session: pending.session.clone(),
+            principal: pending.principal.clone(),
+            tool: pending.tool.clone(),
+            arguments_digest: pending.arguments_digest.clone(),
+            approval,
+        };
+        decision::sign(keys, &claims, SystemTime::now())
+    }
+
+    /// Resumes pending calls with signed decisions.
+    ///
+    /// Each decision is verified (signature, expiry, key), must belong to this session and
+    /// principal and match its pending call's tool and arguments, and is consumed once: a
+    /// replay is refused. An approved call then runs through the gates like any call (a
+    /// policy deny still wins; the approval answers only an ask) and through the shells. A
+    /// denied one is answered `denied` with the person's reason.
+    ///
+    /// The report answers the resumed calls in the order of `decisions`, then every refused
+    /// decision (`invalid_decision`, under the call id it claimed when it could be read,
+    /// otherwise `decision-<position>`).
+    pub async fn resume(
+        &self,
+        session: &Session,
+        decisions: impl AsRef<[SignedDecision]>,
+    ) -> TurnReport {
+        let shared = &*self.shared;
+        let keys = shared.gates.keys.as_ref();
+        let mut calls = Vec::new();
+        let mut approved = Vec::new();
+        let mut refused = Vec::new();
+        for (position, signed) in decisions.as_ref().iter().enumerate() {
+            let checked = match keys {
+                None => Err(ToolError::new(
+                    ErrorKind::InvalidDecision,
+                    "this runtime has no decision keys and resumes nothing",
+                )),
+                Some(keys) => decision::verify(keys, signed, SystemTime::now())
+                    .map_err(|error| {
+                        ToolError::new(
+                            ErrorKind::InvalidDecision,
+                            format!("the decision was refused: {error}"),
+                        )
+                    })
+                    .and_then(|claims| self.claim(session, claims)),
+            };
+            match checked {
+                Ok((pending, Approval::Deny(reason))) => {
+                    self.audit_resume(session, &pending, &format!("denied: {reason}"));
+                    refused.push(shared.rejected(
+                        session.id(),
+                        &Arc::from(pending.call_id.as_str()),
+                        &pending.tool,
+                        crate::gates::denied(&reason),
+                    ));
+                }
+                Ok((pending, approval)) => {
+                    let arguments = match approval {
+                        Approval::ApproveWith(edited) => {
+                            self.audit_resume(session, &pending, "approved with edits");
+                            edited
+                        }
+                        _ => {
+                            self.audit_resume(session, &pending, "approved");
+                            pending.arguments
+                        }
+                    };
+                    calls.push(ToolCall::new(
+                        pending.call_id,
+                        pending.tool,
+                        Arguments::Value(arguments),
+                    ));
+                    approved.push(true);
+                }
+                Err(error) => {
+                    tracing::warn!(position, kind = %error.kind(), "a decision was refused");
+                    let call_id: Arc<str> = Arc::from(format!("decision-{position}"));
+                    refused.push(shared.rejected(session.id(), &call_id, "", error));
+                }
+            }
+        }
+        let mut report = self.run_resumed(session, &calls, &approved).await;
+        report.observations.extend(refused);
+        report
+    }
+
+    /// Checks verified claims against the session and the pending call, then consumes the
+    /// pending call: only the first resume gets it.
+    fn claim(
+        &self,
+        session: &Session,
+        claims: DecisionClaims,
+    ) -> Result<(PendingApproval, Approval), ToolError> {
+        let invalid = |why: &str| {
+            ToolError::new(
+                ErrorKind::InvalidDecision,
+                format!("the decision was refused: {why}"),
+            )
+        };
+        if claims.session != session.id() {
+            return Err(invalid("it belongs to another session"));
+        }
+        let principal = session.principal().map(|principal| principal.id());
+        if claims.principal.as_deref() != principal {
+            return Err(invalid("it was made for another user"));
+        }
+        let store = &self.shared.gates.store;
+        let Some(pending) = store
+            .pending(session.id())
+            .into_iter()
+            .find(|pending| pending.request_id == claims.request_id)
+        else {
+            return Err(invalid(
+                "no call waits for it (it was used already, or never existed)",
+            ));
+        };
+        if pending.call_id != claims.call_id
+            || pending.tool != claims.tool
+            || pending.arguments_digest != claims.arguments_digest
+        {
+            return Err(invalid("it was made for another call or other arguments"));
+        }
+        let Some(pending) = store.take(session.id(), &claims.request_id) else {
+            return Err(invalid("it was used already"));
+        };
+        Ok((pending, claims.approval))
+    }
+
+    fn audit_resume(&self, session: &Session, pending: &PendingApproval, reason: &str) {
+        let identity = CallIdentity {
+            session,
+            call_id: &pending.call_id,
+            tool: &pending.tool,
+            version: pending.version.as_deref(),
+        };
+        self.shared.gates.note(
+            &identity,
+            Some(&pending.arguments_digest),
+            AuditDecision::Resume,
+            reason,
+            Some(&pending.request_id),
+        );
+    }
+}
