@@ -823,3 +823,97 @@ proptest! {
         }
     }
 }
+
+fn assert_send<T: Send>(_: &T) {}
+
+#[tokio::test]
+async fn resume_futures_are_send_and_can_be_spawned() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let (runtime, desk) = deferred(store, DecisionKeys::new("k1", [7_u8; 32].to_vec()));
+    let session = Session::new("s-1");
+    let decisions: Vec<SignedDecision> = Vec::new();
+    assert_send(&runtime.resume(&session, &decisions));
+    runtime
+        .execute(
+            &session,
+            [call("c1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    let pending = runtime.pending_approvals(&session);
+    let decisions: Vec<SignedDecision> = pending
+        .iter()
+        .filter_map(|pending| runtime.sign_decision(pending, Approval::Approve).ok())
+        .collect();
+    let spawned = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.resume(&session, decisions).await }
+    });
+    let report = match spawned.await {
+        Ok(report) => report,
+        Err(error) => panic!("{error}"),
+    };
+    assert_eq!(kinds(&report), [None]);
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_call_the_policy_denies_by_the_time_it_resumes_stays_denied() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let (first, _) = deferred(Arc::clone(&store), keys.clone());
+    let session = Session::new("s-1");
+    first
+        .execute(
+            &session,
+            [call("c1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    let pending = first.pending_approvals(&session);
+    let Some(decision) = pending
+        .first()
+        .and_then(|pending| first.sign_decision(pending, Approval::Approve).ok())
+    else {
+        panic!("a decision");
+    };
+    // The policy changed before the decision came back: a deny is final.
+    let (second, desk) = desk_runtime(|builder| {
+        builder
+            .approval_store(store as Arc<dyn ApprovalStore>)
+            .decision_keys(keys)
+            .policy(Policy::new().tool("delete_account", Action::Deny))
+    });
+    let report = second.resume(&session, [decision]).await;
+    assert_eq!(kinds(&report), [Some("denied")]);
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_policy_file_naming_a_tool_that_does_not_exist_is_refused_with_its_line() {
+    let text = "[defaults]\ndestructive = \"ask\"\n\n[tools.refund]\naction = \"ask\"\n\n[tools.delete_acount]\naction = \"auto\"\n";
+    let policy = match Policy::from_toml_str(text) {
+        Ok(policy) => policy,
+        Err(error) => panic!("{error}"),
+    };
+    let built = Runtime::builder(Desk::default())
+        .inventory(false)
+        .tools(tools![refund, delete_account])
+        .policy(policy)
+        .build();
+    match built {
+        Err(error @ BuildError::UnknownTool { .. }) => {
+            let message = error.to_string();
+            assert!(message.contains("line 7"), "{message}");
+            assert!(message.contains("delete_acount"), "{message}");
+            assert!(
+                message.contains("did you mean `delete_account`"),
+                "{message}"
+            );
+        }
+        other => panic!("expected an unknown tool, got {:?}", other.map(|_| ())),
+    }
+    let typo = Policy::from_toml_str("[tools.refund]\nacton = \"auto\"\n");
+    match typo {
+        Err(error) => assert_eq!(error.line, Some(2), "{error}"),
+        Ok(_) => panic!("a field the format does not know is an error"),
+    }
+}

@@ -122,10 +122,7 @@ impl Gates {
             );
             return Err(error);
         }
-        if let Some(missing) =
-            self.policy
-                .missing_role(spec, &spec.roles().collect::<Vec<_>>(), session.principal())
-        {
+        if let Some(missing) = self.policy.missing_role(spec, session.principal()) {
             let error = ToolError::new(
                 ErrorKind::NotPermitted,
                 format!(
@@ -153,7 +150,7 @@ impl Gates {
         self.in_scope(session, spec.name(), artifact_tool)
             && self
                 .policy
-                .missing_role(spec, &spec.roles().collect::<Vec<_>>(), session.principal())
+                .missing_role(spec, session.principal())
                 .is_none()
             && self.policy.decide(spec, session.principal(), None).action != Action::Deny
     }
@@ -184,11 +181,11 @@ impl Gates {
                 value.as_ref(),
                 redactor,
                 AuditDecision::Deny,
-                &verdict.reason,
+                &verdict.reason(spec),
                 None,
             )
             .ok();
-            return Err(denied(&verdict.reason));
+            return Err(denied(&verdict.reason(spec)));
         }
         if (verdict.action == Action::Ask || !read_only) && self.breaker.tripped(session.id()) {
             let error = ToolError::new(
@@ -209,7 +206,7 @@ impl Gates {
             return Err(error);
         }
         match verdict.action {
-            Action::Ask => Ok(Admitted::Ask(verdict.reason)),
+            Action::Ask => Ok(Admitted::Ask(verdict.reason(spec))),
             // A read the policy lets run: no audit line, nothing to pay.
             Action::Auto if read_only => Ok(Admitted::Run),
             _ => {
@@ -221,7 +218,7 @@ impl Gates {
                         Some(&value),
                         redactor,
                         AuditDecision::Auto,
-                        &verdict.reason,
+                        &verdict.reason(spec),
                         None,
                     )?;
                 }

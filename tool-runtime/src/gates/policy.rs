@@ -166,11 +166,36 @@ impl Default for Policy {
     }
 }
 
-/// A decision about one call, with the reason the model or the approver is shown.
+/// A decision about one call, and why: the reason the model or the approver is shown is
+/// written out only when someone reads it (a read the policy lets run pays for no text).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Verdict {
+pub(crate) struct Verdict<'p> {
     pub(crate) action: Action,
-    pub(crate) reason: String,
+    why: Why<'p>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Why<'p> {
+    /// A reason written in the policy.
+    Written(&'p str),
+    /// The policy names the tool without a reason.
+    Tool,
+    /// The default for the tool's risk level.
+    Risk,
+    /// An override for one of the principal's roles.
+    Role(&'p str),
+}
+
+impl Verdict<'_> {
+    /// Why, in words the model or a person can act on.
+    pub(crate) fn reason(&self, spec: &ToolSpec) -> String {
+        match self.why {
+            Why::Written(reason) => reason.to_owned(),
+            Why::Tool => format!("the policy says `{}` for `{}`", self.action, spec.name()),
+            Why::Risk => format!("`{}` is a {} tool", spec.name(), spec.risk()),
+            Why::Role(role) => format!("the policy says `{}` for the role `{role}`", self.action),
+        }
+    }
 }
 
 /// Why a principal may not call a tool.
@@ -319,7 +344,6 @@ impl Policy {
     pub(crate) fn missing_role(
         &self,
         spec: &ToolSpec,
-        tool_roles: &[&str],
         principal: Option<&Principal>,
     ) -> Option<MissingRole> {
         let policy_roles = self
@@ -327,9 +351,7 @@ impl Policy {
             .get(spec.name())
             .map(|rule| rule.roles.as_slice())
             .unwrap_or_default();
-        tool_roles
-            .iter()
-            .copied()
+        spec.roles()
             .chain(policy_roles.iter().map(String::as_str))
             .find(|role| !principal.is_some_and(|principal| principal.has_role(role)))
             .map(|role| MissingRole {
@@ -344,22 +366,20 @@ impl Policy {
         spec: &ToolSpec,
         principal: Option<&Principal>,
         arguments: Option<&Value>,
-    ) -> Verdict {
+    ) -> Verdict<'_> {
         let own = self.tools.get(spec.name());
         let mut verdict = match own.and_then(|rule| rule.action) {
             Some(action) => Verdict {
                 action,
-                reason: own
-                    .and_then(|rule| rule.reason.clone())
-                    .unwrap_or_else(|| format!("the policy says `{action}` for `{}`", spec.name())),
+                why: match own.and_then(|rule| rule.reason.as_deref()) {
+                    Some(reason) => Why::Written(reason),
+                    None => Why::Tool,
+                },
             },
-            None => {
-                let action = self.defaults[risk_index(spec.risk())];
-                Verdict {
-                    action,
-                    reason: format!("`{}` is a {} tool", spec.name(), spec.risk()),
-                }
-            }
+            None => Verdict {
+                action: self.defaults[risk_index(spec.risk())],
+                why: Why::Risk,
+            },
         };
         if let Some(principal) = principal {
             for rule in &self.roles {
@@ -368,10 +388,7 @@ impl Policy {
                 if applies && rule.action > verdict.action {
                     verdict = Verdict {
                         action: rule.action,
-                        reason: format!(
-                            "the policy says `{}` for the role `{}`",
-                            rule.action, rule.role
-                        ),
+                        why: Why::Role(&rule.role),
                     };
                 }
             }
@@ -382,7 +399,7 @@ impl Policy {
             {
                 verdict = Verdict {
                     action: rule.action,
-                    reason: rule.reason.clone(),
+                    why: Why::Written(&rule.reason),
                 };
             }
         }
