@@ -412,6 +412,8 @@ pub struct ToolDecl {
     pub risk: RiskLevel,
     /// The resources the tool touches.
     pub resources: &'static [&'static str],
+    /// The roles a principal needs, all of them, to see and call the tool.
+    pub roles: &'static [&'static str],
     /// The tool's own timeout, when declared.
     pub timeout: Option<Duration>,
     /// The output policy.
@@ -423,8 +425,8 @@ pub struct ToolDecl {
 }
 
 impl ToolDecl {
-    /// What the macro writes only when declared: no title, version, resources, timeout, output
-    /// limit or examples. The base of each declaration (`..ToolDecl::UNSET`); the name,
+    /// What the macro writes only when declared: no title, version, resources, roles, timeout,
+    /// output limit or examples. The base of each declaration (`..ToolDecl::UNSET`); the name,
     /// description, execution, hints, risk and location are always written.
     pub const UNSET: Self = Self {
         name: "",
@@ -439,6 +441,7 @@ impl ToolDecl {
         },
         risk: RiskLevel::Write,
         resources: &[],
+        roles: &[],
         timeout: None,
         output: OutputPolicy { max_chars: None },
         examples: &[],
@@ -499,6 +502,9 @@ impl FnTool {
         }
         if !decl.resources.is_empty() {
             spec = spec.with_resources(decl.resources.iter().copied());
+        }
+        if !decl.roles.is_empty() {
+            spec = spec.with_roles(decl.roles.iter().copied());
         }
         spec.with_examples(decl.examples.iter().copied().filter_map(example))
     }

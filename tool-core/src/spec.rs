@@ -82,7 +82,7 @@ pub struct ToolHints {
 }
 
 /// How much harm a call can do: what the policy layer decides approvals from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RiskLevel {
     /// Reads only.
@@ -165,6 +165,7 @@ pub struct ToolSpec {
     hints: ToolHints,
     risk: RiskLevel,
     resources: Vec<Cow<'static, str>>,
+    roles: Vec<Cow<'static, str>>,
     #[serde(serialize_with = "serialize_timeout")]
     timeout: Option<Duration>,
     output: OutputPolicy,
@@ -221,6 +222,7 @@ impl ToolSpec {
             hints: ToolHints::default(),
             risk: RiskLevel::Write,
             resources: Vec::new(),
+            roles: Vec::new(),
             timeout: None,
             output: OutputPolicy::default(),
             examples: Vec::new(),
@@ -278,6 +280,18 @@ impl ToolSpec {
         resources: impl IntoIterator<Item = R>,
     ) -> Self {
         self.resources = resources.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the roles a principal needs to see and call the tool: all of them (a principal
+    /// that lacks one is answered `not_permitted` and does not find the tool in its catalog).
+    /// Empty, the default, requires none.
+    #[must_use]
+    pub fn with_roles<R: Into<Cow<'static, str>>>(
+        mut self,
+        roles: impl IntoIterator<Item = R>,
+    ) -> Self {
+        self.roles = roles.into_iter().map(Into::into).collect();
         self
     }
 
@@ -364,6 +378,17 @@ impl ToolSpec {
         &self.resources
     }
 
+    /// The roles a principal needs, every one of them, to see and call the tool; none when
+    /// empty.
+    pub fn roles(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.roles.iter().map(|role| role.as_ref())
+    }
+
+    /// The roles a principal needs, as stored.
+    pub fn role_list(&self) -> &[Cow<'static, str>] {
+        &self.roles
+    }
+
     /// The tool's own timeout, when set.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -412,5 +437,28 @@ mod tests {
             ..ToolExecution::READ_ONLY
         };
         assert!(paged_read.parallel_safe());
+    }
+
+    #[test]
+    fn roles_default_to_none_and_serialize_as_a_list() {
+        let spec = ToolSpec::new("refund", "Refunds.", serde_json::json!({"type": "object"}));
+        assert_eq!(spec.roles().len(), 0);
+        assert!(spec.role_list().is_empty());
+        assert_eq!(
+            serde_json::to_value(&spec).expect("a spec serializes")["roles"],
+            serde_json::json!([])
+        );
+
+        let spec = spec.with_roles(["billing", "admin"]);
+        assert_eq!(spec.roles().collect::<Vec<_>>(), ["billing", "admin"]);
+        assert_eq!(spec.role_list().len(), 2);
+        assert_eq!(
+            serde_json::to_value(&spec).expect("a spec serializes")["roles"],
+            serde_json::json!(["billing", "admin"])
+        );
+
+        // Owned strings too, and setting replaces.
+        let spec = spec.with_roles(vec![String::from("ops")]);
+        assert_eq!(spec.roles().collect::<Vec<_>>(), ["ops"]);
     }
 }

@@ -59,6 +59,8 @@ keys! {
     risk: Option<SpannedValue<Risk>> = "risk", r#"takes "read", "write" or "destructive""#, r#"risk = "write""#;
     #[darling(default)]
     resources: Vec<LitStr> = "resources", "takes a list of strings, even of one", r#"resources("db:orders")"#;
+    #[darling(default)]
+    roles: Vec<LitStr> = "roles", "takes a list of strings, even of one", r#"roles = ["billing"]"#;
     timeout: Option<LitStr> = "timeout", "takes a string with a unit", r#"timeout = "5s""#;
     blocking: Flag = "blocking", "is a flag and takes no value", "blocking";
     max_output_chars: Option<SpannedValue<usize>> = "max_output_chars", "takes a whole number", "max_output_chars = 4000";
@@ -170,6 +172,7 @@ fn wrong_form(key: &Key, item: &NestedMeta, error: &darling::Error) -> String {
             format!("timeout = \"{}s\"", number.base10_digits())
         }
         ("resources", Some(Lit::Str(text))) => format!("resources({:?})", text.value()),
+        ("roles", Some(Lit::Str(text))) => format!("roles = [{:?}]", text.value()),
         _ => key.example.to_owned(),
     };
     let mut message = format!("`{}` {}: write `{example}`", key.name, key.takes);

@@ -21,6 +21,8 @@ pub(crate) struct Decl {
     pub(crate) open_world: bool,
     pub(crate) risk: Risk,
     pub(crate) resources: Vec<String>,
+    /// The roles a principal needs, every one, checked: portable and each listed once.
+    pub(crate) roles: Vec<String>,
     pub(crate) timeout_ms: Option<u64>,
     /// A sync function whose body runs on tokio's blocking pool.
     pub(crate) blocking: bool,
@@ -37,6 +39,7 @@ pub(crate) fn resolve(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) -> De
 
     let name = resolve_name(attr, tool, errors);
     let description = resolve_description(attr, tool, errors);
+    let roles = check_roles(attr, errors);
     let timeout_ms = attr
         .timeout(errors)
         .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
@@ -69,6 +72,7 @@ pub(crate) fn resolve(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) -> De
         open_world: attr.open_world.is_present(),
         risk,
         resources: attr.resources.iter().map(syn::LitStr::value).collect(),
+        roles,
         timeout_ms,
         blocking: attr.blocking.is_present(),
         max_output_chars: attr.max_output_chars.as_ref().map(|max| **max),
@@ -209,6 +213,61 @@ fn is_portable_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// The most characters a role has.
+const MAX_ROLE_CHARS: usize = 64;
+
+/// `roles = [...]`: at least one role, each a portable identifier, none listed twice. Returns
+/// the roles that pass, in the order written.
+fn check_roles(attr: &ToolAttr, errors: &mut Errors) -> Vec<String> {
+    if attr.roles.is_empty() {
+        if let Some(key) = attr.span_of("roles") {
+            errors.spanned(key, "`roles` lists no role: a tool that every principal may call takes no `roles` key; remove it, or name the roles a principal needs, such as `roles = [\"billing\"]`",);
+        }
+        return Vec::new();
+    }
+    let mut roles: Vec<String> = Vec::with_capacity(attr.roles.len());
+    for literal in &attr.roles {
+        let role = literal.value();
+        if let Err(reason) = check_role(&role) {
+            errors.spanned(literal, reason);
+        } else if roles.contains(&role) {
+            errors.spanned(literal, format!(
+                    "the role `{role}` is already listed: a principal needs every listed role, so each is listed once; remove this one"
+                ));
+        } else {
+            roles.push(role);
+        }
+    }
+    roles
+}
+
+/// Whether `role` is a portable identifier: 1 to 64 characters, each an ASCII letter, digit,
+/// `_`, `-`, `.` or `:`. The reason when it is not.
+fn check_role(role: &str) -> Result<(), String> {
+    const RULE: &str = "a role is 1 to 64 characters, each an ASCII letter, digit, `_`, `-`, `.` or `:`, such as \"billing\" or \"org:admin\"";
+    if role.is_empty() {
+        return Err(format!("a role cannot be empty: {RULE}"));
+    }
+    if let Some(bad) = role.chars().find(|&c| !is_role_char(c)) {
+        return Err(format!(
+            "the role `{}` is not a portable identifier: {:?} is not allowed; {RULE}",
+            role.escape_debug(),
+            bad
+        ));
+    }
+    if role.len() > MAX_ROLE_CHARS {
+        return Err(format!(
+            "the role `{role}` has {} characters; {RULE}",
+            role.len()
+        ));
+    }
+    Ok(())
+}
+
+fn is_role_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')
+}
+
 fn resolve_description(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) -> String {
     if let Some(description) = &attr.description {
         let text = description.value().trim().to_owned();
@@ -265,7 +324,33 @@ fn check_example(example: &syn::LitStr, tool: &ToolFn, errors: &mut Errors) -> O
 
 #[cfg(test)]
 mod tests {
-    use super::is_portable_name;
+    use super::{check_role, is_portable_name};
+
+    #[test]
+    fn portable_roles() {
+        for good in [
+            "billing",
+            "admin",
+            "org:admin",
+            "team.support-lead_2",
+            "A",
+            "0",
+            &"r".repeat(64),
+        ] {
+            assert_eq!(check_role(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            " admin",
+            "with space",
+            "a/b",
+            "ünicode",
+            "tab\t",
+            &"r".repeat(65),
+        ] {
+            assert!(check_role(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn portable_names() {

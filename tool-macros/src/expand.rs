@@ -298,6 +298,10 @@ fn declared(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
         let resources = &decl.resources;
         quote!(resources: &[#(#resources),*],)
     });
+    let roles = (!decl.roles.is_empty()).then(|| {
+        let roles = &decl.roles;
+        quote!(roles: &[#(#roles),*],)
+    });
     let timeout = decl
         .timeout_ms
         .map(|millis| quote!(timeout: #p::Option::Some(#p::Duration::from_millis(#millis)),));
@@ -329,6 +333,7 @@ fn declared(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
             },
             risk: #p::RiskLevel::#risk,
             #resources
+            #roles
             #timeout
             #max_output
             #examples

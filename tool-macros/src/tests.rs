@@ -89,7 +89,7 @@ fn every_mistake_in_one_attribute_is_reported_at_once() {
     );
     expect![[r#"
         [
-            "unknown key `raed_only` in #[tool]; did you mean `read_only`?\nvalid keys: name, title, description, version, read_only, mutates_workspace, exclusive, stateful, pagination, idempotent, destructive, open_world, risk, resources, timeout, blocking, max_output_chars, example, crate",
+            "unknown key `raed_only` in #[tool]; did you mean `read_only`?\nvalid keys: name, title, description, version, read_only, mutates_workspace, exclusive, stateful, pagination, idempotent, destructive, open_world, risk, resources, roles, timeout, blocking, max_output_chars, example, crate",
             "the parameter name `ctx` is kept for the context, but `u32` is not a `RunContext`; rename the parameter, or mark it `#[ctx]` if its type is an alias of `RunContext<D>`",
             "a #[tool] function cannot be generic: its JSON Schema must be known when the tool is registered; write one concrete #[tool] per type, or take a `serde_json::Value`",
             "a #[tool] takes at most one context, but `second` is a second one (the first is `first`); read everything from one `RunContext<D>`",
@@ -193,6 +193,7 @@ fn a_key_in_the_wrong_form_says_how_it_is_written() {
         quote!(
             timeout = 5,
             resources = "db:orders",
+            roles = "billing",
             read_only = true,
             risk = "wirte",
             max_output_chars = "many",
@@ -207,10 +208,101 @@ fn a_key_in_the_wrong_form_says_how_it_is_written() {
         [
             "`timeout` takes a string with a unit: write `timeout = \"5s\"`",
             "`resources` takes a list of strings, even of one: write `resources(\"db:orders\")`",
+            "`roles` takes a list of strings, even of one: write `roles = [\"billing\"]`",
             "`read_only` is a flag and takes no value: write `read_only`",
             "`risk` takes \"read\", \"write\" or \"destructive\": write `risk = \"write\"`; did you mean `write`?",
             "`max_output_chars` takes a whole number: write `max_output_chars = 4000`",
             "`name` takes a string: write `name = \"get_order\"`",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+}
+
+#[test]
+fn roles_are_declared_in_the_spec() {
+    let output = expand(
+        quote!(stateful, roles = ["billing", "org:admin"]),
+        quote! {
+            /// Refunds an order.
+            async fn refund(order_id: String) -> String { order_id }
+        },
+    );
+    assert_eq!(errors(output.clone()), Vec::<String>::new());
+    let text = pretty(output);
+    assert!(
+        text.contains(r#"roles: &["billing", "org:admin"],"#),
+        "{text}"
+    );
+
+    // The list form of `resources` is read the same way.
+    let output = expand(
+        quote!(stateful, roles("billing")),
+        quote! {
+            /// Refunds an order.
+            async fn refund(order_id: String) -> String { order_id }
+        },
+    );
+    assert_eq!(errors(output.clone()), Vec::<String>::new());
+    assert!(pretty(output).contains(r#"roles: &["billing"],"#));
+
+    // Without the key, nothing is written: the declaration keeps `ToolDecl::UNSET`'s none.
+    let output = expand(
+        quote!(stateful),
+        quote! {
+            /// Refunds an order.
+            async fn refund(order_id: String) -> String { order_id }
+        },
+    );
+    assert!(!pretty(output).contains("roles:"));
+}
+
+#[test]
+fn roles_must_be_listed_portable_and_once() {
+    let output = expand(
+        quote!(stateful, roles = []),
+        quote! {
+            /// Refunds.
+            async fn refund() {}
+        },
+    );
+    expect![[r#"
+        [
+            "`roles` lists no role: a tool that every principal may call takes no `roles` key; remove it, or name the roles a principal needs, such as `roles = [\"billing\"]`",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+
+    let output = expand(
+        quote!(
+            stateful,
+            roles = ["billing", "", "team lead", "ünicode", "admin", "billing"]
+        ),
+        quote! {
+            /// Refunds.
+            async fn refund() {}
+        },
+    );
+    expect![[r#"
+        [
+            "a role cannot be empty: a role is 1 to 64 characters, each an ASCII letter, digit, `_`, `-`, `.` or `:`, such as \"billing\" or \"org:admin\"",
+            "the role `team lead` is not a portable identifier: ' ' is not allowed; a role is 1 to 64 characters, each an ASCII letter, digit, `_`, `-`, `.` or `:`, such as \"billing\" or \"org:admin\"",
+            "the role `ünicode` is not a portable identifier: 'ü' is not allowed; a role is 1 to 64 characters, each an ASCII letter, digit, `_`, `-`, `.` or `:`, such as \"billing\" or \"org:admin\"",
+            "the role `billing` is already listed: a principal needs every listed role, so each is listed once; remove this one",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+
+    let long = "r".repeat(65);
+    let output = expand(
+        quote!(stateful, roles = [#long]),
+        quote! {
+            /// Refunds.
+            async fn refund() {}
+        },
+    );
+    expect![[r#"
+        [
+            "the role `rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr` has 65 characters; a role is 1 to 64 characters, each an ASCII letter, digit, `_`, `-`, `.` or `:`, such as \"billing\" or \"org:admin\"",
         ]
     "#]]
     .assert_debug_eq(&errors(output));
