@@ -937,13 +937,13 @@ mod tests {
                 .get("arguments")
                 .is_none()
         );
-        assert!(
-            JsonlAudit::open(temp_file("wants"))
-                .expect("open")
-                .with_arguments(true)
-                .wants_arguments()
-        );
+        let path = temp_file("wants");
+        let audit = JsonlAudit::open(&path).expect("open");
+        assert!(!audit.wants_arguments());
+        assert!(audit.with_arguments(true).wants_arguments());
         assert!(!MemoryAudit::new().wants_arguments());
+        assert!(MemoryAudit::new().with_arguments(true).wants_arguments());
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]
