@@ -82,7 +82,9 @@ pub struct ToolHints {
 }
 
 /// How much harm a call can do: what the policy layer decides approvals from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RiskLevel {
     /// Reads only.

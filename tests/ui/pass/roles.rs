@@ -28,7 +28,10 @@ fn main() {
         serde_json::json!(["billing", "org:admin"])
     );
 
-    assert_eq!(close_ticket::spec().roles().collect::<Vec<_>>(), ["support"]);
+    assert_eq!(
+        close_ticket::spec().roles().collect::<Vec<_>>(),
+        ["support"]
+    );
 
     assert_eq!(get_order::spec().roles().len(), 0);
     assert!(get_order::spec().role_list().is_empty());
