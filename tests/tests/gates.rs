@@ -567,7 +567,7 @@ async fn a_pending_call_resumes_in_another_runtime_once() {
         .and_then(|error| error.details())
         .and_then(|details| details["request_id"].as_str())
         .map(str::to_owned);
-    let pending = first.pending_approvals(&session);
+    let pending = first.pending_approvals(&session).await.unwrap_or_default();
     assert_eq!(pending.len(), 1);
     assert_eq!(Some(&pending[0].request_id), request_id.as_ref());
 
@@ -599,7 +599,10 @@ async fn forged_foreign_and_mismatched_decisions_are_refused() {
             [call("c1", "delete_account", json!({ "account": "a" }))],
         )
         .await;
-    let pending = runtime.pending_approvals(&session);
+    let pending = runtime
+        .pending_approvals(&session)
+        .await
+        .unwrap_or_default();
     let Some(pending) = pending.first() else {
         panic!("the call waits");
     };
@@ -666,7 +669,10 @@ async fn an_expired_decision_is_refused_and_a_denial_is_answered() {
             ],
         )
         .await;
-    let pending = runtime.pending_approvals(&session);
+    let pending = runtime
+        .pending_approvals(&session)
+        .await
+        .unwrap_or_default();
     assert_eq!(pending.len(), 2);
     let expired = match runtime.sign_decision(&pending[0], Approval::Approve) {
         Ok(decision) => decision,
@@ -839,7 +845,10 @@ async fn resume_futures_are_send_and_can_be_spawned() {
             [call("c1", "delete_account", json!({ "account": "a" }))],
         )
         .await;
-    let pending = runtime.pending_approvals(&session);
+    let pending = runtime
+        .pending_approvals(&session)
+        .await
+        .unwrap_or_default();
     let decisions: Vec<SignedDecision> = pending
         .iter()
         .filter_map(|pending| runtime.sign_decision(pending, Approval::Approve).ok())
@@ -868,7 +877,7 @@ async fn a_call_the_policy_denies_by_the_time_it_resumes_stays_denied() {
             [call("c1", "delete_account", json!({ "account": "a" }))],
         )
         .await;
-    let pending = first.pending_approvals(&session);
+    let pending = first.pending_approvals(&session).await.unwrap_or_default();
     let Some(decision) = pending
         .first()
         .and_then(|pending| first.sign_decision(pending, Approval::Approve).ok())

@@ -18,8 +18,11 @@ use crate::runtime::Runtime;
 
 impl<D: Any + Send + Sync> Runtime<D> {
     /// The session's calls waiting for a person's decision, oldest first.
-    pub fn pending_approvals(&self, session: &Session) -> Vec<PendingApproval> {
-        self.shared.gates.store.pending(session.id())
+    pub async fn pending_approvals(
+        &self,
+        session: &Session,
+    ) -> std::io::Result<Vec<PendingApproval>> {
+        self.shared.gates.store.pending(session.id()).await
     }
 
     /// Signs a person's decision about a pending call: approve, approve with edited arguments
@@ -76,14 +79,16 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     ErrorKind::InvalidDecision,
                     "this runtime has no decision keys and resumes nothing",
                 )),
-                Some(keys) => decision::verify(keys, signed, SystemTime::now())
-                    .map_err(|error| {
-                        ToolError::new(
-                            ErrorKind::InvalidDecision,
-                            format!("the decision was refused: {error}"),
-                        )
-                    })
-                    .and_then(|claims| self.claim(session, claims)),
+                Some(keys) => decision::verify(keys, signed, SystemTime::now()).map_err(|error| {
+                    ToolError::new(
+                        ErrorKind::InvalidDecision,
+                        format!("the decision was refused: {error}"),
+                    )
+                }),
+            };
+            let checked = match checked {
+                Ok(claims) => self.claim(session, claims).await,
+                Err(error) => Err(error),
             };
             match checked {
                 Ok((pending, Approval::Deny(reason))) => {
@@ -127,7 +132,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
 
     /// Checks verified claims against the session and the pending call, then consumes the
     /// pending call: only the first resume gets it.
-    fn claim(
+    async fn claim(
         &self,
         session: &Session,
         claims: DecisionClaims,
@@ -146,8 +151,14 @@ impl<D: Any + Send + Sync> Runtime<D> {
             return Err(invalid("it was made for another user"));
         }
         let store = &self.shared.gates.store;
+        let unavailable = |error: std::io::Error| {
+            tracing::error!(%error, "the approval store could not be read");
+            invalid("the approval store is unavailable; try again")
+        };
         let Some(pending) = store
             .pending(session.id())
+            .await
+            .map_err(unavailable)?
             .into_iter()
             .find(|pending| pending.request_id == claims.request_id)
         else {
@@ -161,7 +172,11 @@ impl<D: Any + Send + Sync> Runtime<D> {
         {
             return Err(invalid("it was made for another call or other arguments"));
         }
-        let Some(pending) = store.take(session.id(), &claims.request_id) else {
+        let Some(pending) = store
+            .take(session.id(), &claims.request_id)
+            .await
+            .map_err(unavailable)?
+        else {
             return Err(invalid("it was used already"));
         };
         Ok((pending, claims.approval))

@@ -42,6 +42,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tool_core::BoxFuture;
 use tool_core::RiskLevel;
 
 use super::approval::{Approval, Preview};
@@ -587,12 +588,16 @@ fn hex(bytes: &[u8]) -> String {
 /// Where pending approvals wait, and where a decision is consumed once.
 pub trait ApprovalStore: Send + Sync + 'static {
     /// Keeps a pending request.
-    fn put(&self, pending: PendingApproval) -> io::Result<()>;
+    fn put(&self, pending: PendingApproval) -> BoxFuture<'_, io::Result<()>>;
     /// The session's pending requests, oldest first.
-    fn pending(&self, session: &str) -> Vec<PendingApproval>;
+    fn pending<'a>(&'a self, session: &'a str) -> BoxFuture<'a, io::Result<Vec<PendingApproval>>>;
     /// Removes and returns the pending request: only the first caller gets it, so a decision
     /// is consumed once.
-    fn take(&self, session: &str, request_id: &str) -> Option<PendingApproval>;
+    fn take<'a>(
+        &'a self,
+        session: &'a str,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<PendingApproval>>>;
 }
 
 /// Pending approvals in memory (bounded).
@@ -650,9 +655,31 @@ impl Default for MemoryApprovalStore {
 }
 
 impl ApprovalStore for MemoryApprovalStore {
+    fn put(&self, pending: PendingApproval) -> BoxFuture<'_, io::Result<()>> {
+        Box::pin(std::future::ready(MemoryApprovalStore::put(self, pending)))
+    }
+
+    fn pending<'a>(&'a self, session: &'a str) -> BoxFuture<'a, io::Result<Vec<PendingApproval>>> {
+        Box::pin(std::future::ready(Ok(MemoryApprovalStore::pending(
+            self, session,
+        ))))
+    }
+
+    fn take<'a>(
+        &'a self,
+        session: &'a str,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<PendingApproval>>> {
+        Box::pin(std::future::ready(Ok(MemoryApprovalStore::take(
+            self, session, request_id,
+        ))))
+    }
+}
+
+impl MemoryApprovalStore {
     /// Keeps `pending`, evicting the oldest request when full. A request id already pending
     /// in the same session is refused (`AlreadyExists`): one id, one call.
-    fn put(&self, pending: PendingApproval) -> io::Result<()> {
+    pub fn put(&self, pending: PendingApproval) -> io::Result<()> {
         let mut requests = self.lock();
         if requests
             .iter()
@@ -680,7 +707,8 @@ impl ApprovalStore for MemoryApprovalStore {
         Ok(())
     }
 
-    fn pending(&self, session: &str) -> Vec<PendingApproval> {
+    /// The session's pending requests, oldest first.
+    pub fn pending(&self, session: &str) -> Vec<PendingApproval> {
         self.lock()
             .iter()
             .filter(|kept| kept.session == session)
@@ -688,7 +716,8 @@ impl ApprovalStore for MemoryApprovalStore {
             .collect()
     }
 
-    fn take(&self, session: &str, request_id: &str) -> Option<PendingApproval> {
+    /// Removes and returns the pending request: only the first caller gets it.
+    pub fn take(&self, session: &str, request_id: &str) -> Option<PendingApproval> {
         let mut requests = self.lock();
         let index = requests
             .iter()

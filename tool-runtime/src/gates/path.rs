@@ -166,12 +166,13 @@ impl<D: Any + Send + Sync> Shared<D> {
             Approval::Deny(why) => Err(refuse(AuditDecision::Deny, &why)),
             Approval::Pending => {
                 self.defer(identity, plan, arguments, digest, reason, request.preview)
+                    .await
             }
         }
     }
 
     /// Keeps a call a person will decide later; its answer is `approval_pending`.
-    fn defer(
+    async fn defer(
         &self,
         identity: &CallIdentity<'_>,
         plan: &Planned<'_>,
@@ -203,7 +204,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             risk: plan.tool.spec().risk(),
             preview,
         };
-        gates.store.put(pending).map_err(|error| {
+        gates.store.put(pending).await.map_err(|error| {
             tracing::error!(%error, "a pending approval could not be stored");
             ToolError::new(
                 ErrorKind::Internal,
