@@ -1,6 +1,7 @@
 //! The support-desk tools of the design: an in-memory order book, a knowledge base and a
 //! ticket queue. Pure data keeps the examples deterministic; the tools' contracts would not
-//! change with a real backend.
+//! change with a real backend. [`SupportIntent`] declares what a request can be about and the
+//! tools each kind of request may see and call.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::{Page, RunContext, ToolError, tool};
+use tool_runtime::{Page, RunContext, ToolError, intents, tool};
 
 /// One order of the demo data.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -65,6 +66,8 @@ pub struct SupportDeps {
     orders: BTreeMap<String, Order>,
     articles: Vec<Article>,
     tickets: Mutex<Vec<Ticket>>,
+    cancelled: Mutex<Vec<String>>,
+    refunds: Mutex<Vec<(String, f64)>>,
     /// How long the carrier's label service takes to answer (slow on purpose in the demo).
     pub label_latency: Duration,
 }
@@ -111,6 +114,8 @@ impl SupportDeps {
             orders,
             articles,
             tickets: Mutex::new(Vec::new()),
+            cancelled: Mutex::new(Vec::new()),
+            refunds: Mutex::new(Vec::new()),
             label_latency: Duration::from_secs(30),
         }
     }
@@ -121,6 +126,45 @@ impl SupportDeps {
             .lock()
             .map(|tickets| tickets.clone())
             .unwrap_or_default()
+    }
+
+    /// The orders cancelled so far.
+    pub fn cancelled(&self) -> Vec<String> {
+        self.cancelled
+            .lock()
+            .map(|cancelled| cancelled.clone())
+            .unwrap_or_default()
+    }
+
+    /// The refunds issued so far: order id and amount.
+    pub fn refunds(&self) -> Vec<(String, f64)> {
+        self.refunds
+            .lock()
+            .map(|refunds| refunds.clone())
+            .unwrap_or_default()
+    }
+}
+
+intents! {
+    /// What a support request is about, as a classifier labels it. Each intent's scope is the
+    /// tools a session for such a request may see and call: `Session::with_scope(intent.scope())`.
+    pub enum SupportIntent {
+        /// Where an order is.
+        OrderStatus = "order_status" => [get_order_status, search_orders, fetch_shipping_label],
+        /// Something went wrong with an order: everything the desk does, except moving money.
+        Complaint = "complaint" => [
+            get_order_status,
+            search_orders,
+            search_knowledge_base,
+            create_ticket,
+            escalate_to_human,
+            fetch_shipping_label,
+            export_order_history,
+            get_integration_config,
+            cancel_order,
+        ],
+        /// Money back: billing's requests.
+        Billing = "billing" => [get_order_status, search_orders, issue_refund],
     }
 }
 
@@ -339,4 +383,66 @@ pub fn get_integration_config() -> serde_json::Value {
         "api_key": "sk_live_4f9a8b7c6d5e4f3a2b1c0d9e",
         "retries": 3
     })
+}
+
+/// Cancel an order that has not shipped yet.
+///
+/// Cannot be undone. Only a `processing` order can be cancelled; for a shipped one, offer a
+/// return instead.
+#[tool(stateful, destructive)]
+pub async fn cancel_order(
+    ctx: RunContext<SupportDeps>,
+    /// Order id, format A-NNNN.
+    order_id: String,
+) -> Result<String, ToolError> {
+    let Some(order) = ctx.deps().orders.get(&order_id) else {
+        return Err(ToolError::invalid_arguments(format!(
+            "there is no order {order_id}"
+        )));
+    };
+    if order.status != "processing" {
+        return Err(ToolError::failed(format!(
+            "{order_id} is {}: only a processing order can be cancelled",
+            order.status
+        ))
+        .with_hint("offer the customer a return instead"));
+    }
+    let mut cancelled = ctx
+        .deps()
+        .cancelled
+        .lock()
+        .map_err(|_| ToolError::failed("the order book is unavailable"))?;
+    if !cancelled.contains(&order_id) {
+        cancelled.push(order_id.clone());
+    }
+    Ok(format!("cancelled {order_id}"))
+}
+
+/// Refund part or all of an order's price to the customer.
+///
+/// Moves money, which cannot be taken back.
+#[tool(stateful, risk = "destructive")]
+pub async fn issue_refund(
+    ctx: RunContext<SupportDeps>,
+    /// Order id, format A-NNNN.
+    order_id: String,
+    /// The amount in euros, more than 0.
+    amount: f64,
+) -> Result<String, ToolError> {
+    if !amount.is_finite() || amount <= 0.0 {
+        return Err(ToolError::invalid_arguments(format!(
+            "`amount` must be more than 0, got {amount}"
+        )));
+    }
+    if !ctx.deps().orders.contains_key(&order_id) {
+        return Err(ToolError::invalid_arguments(format!(
+            "there is no order {order_id}"
+        )));
+    }
+    ctx.deps()
+        .refunds
+        .lock()
+        .map_err(|_| ToolError::failed("the payment ledger is unavailable"))?
+        .push((order_id.clone(), amount));
+    Ok(format!("refunded {amount:.2} EUR on {order_id}"))
 }

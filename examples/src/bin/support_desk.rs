@@ -1,20 +1,44 @@
 //! A scripted support-desk session: each turn is the tool calls a model would emit, run by the
-//! runtime; every turn prints its batches, each observation and the timings.
+//! runtime through its gates; every turn prints its batches, each observation and the timings,
+//! and what a person was asked and answered.
 //!
 //! ```text
 //! cargo run -p examples --bin support_desk                          # the built-in transcript
 //! cargo run -p examples --bin support_desk -- --transcript FILE     # another transcript
 //! cargo run -p examples --bin support_desk -- --json                # reports as JSON
+//! cargo run -p examples --bin support_desk -- --audit FILE          # keep the audit trail
 //! ```
 //!
-//! A transcript is `{"session": "...", "turns": [{"note": "...", "calls": [{"id", "name",
-//! "arguments"}]}]}`; in arguments, `$artifact_of:<call id>` stands for the artifact id an
-//! earlier observation named, as a model would copy it from a truncation notice.
+//! The runtime has the gates of a deployment: the policy `examples/policy.toml`, an approver
+//! (scripted: it answers what the transcript says, so the run is deterministic), previews of
+//! the calls it is asked about, decision keys and an approval store for calls decided later,
+//! and an audit trail (`JsonlAudit`; a temporary file removed at the end, unless `--audit FILE`
+//! names one to keep). The session acts for the transcript's principal, in the scope of its
+//! intent (`SupportIntent`). At the end the audit file is verified (`verify_audit`).
+//!
+//! A transcript is
+//!
+//! ```text
+//! {"session": "...", "principal": {"id": "...", "roles": [...]}, "intent": "complaint",
+//!  "turns": [{"note": "...", "calls": [{"id", "name", "arguments"}],
+//!             "approvals": {"<call id>": <answer>}, "resume": {"<call id>": <answer>}}]}
+//! ```
+//!
+//! An answer is `"approve"`, `{"approve_with": {<arguments>}}`, `{"deny": "<reason>"}` or
+//! `"pending"` (decide later). `approvals` answer the calls of the turn the policy asks about
+//! (a call asked about without an answer is denied); `resume`, after the turn, decides calls
+//! left pending: each decision is signed (`Runtime::sign_decision`) and resumed
+//! (`Runtime::resume`) by a second runtime with the same keys and approval store, as another
+//! process would. In arguments, `$artifact_of:<call id>` stands for the artifact id an earlier
+//! observation named, as a model would copy it from a truncation notice.
 //!
 //! The text output shows each call's own elapsed time and every error whole (message, hint,
 //! details), as the model receives it. `--json` prints the transcript with each turn's report
-//! beside it: `{"session", "turns": [{"note", "calls", "report"}]}`, where `calls` are the
-//! calls as sent (artifact ids filled in) and `report` is the runtime's `TurnReport`.
+//! beside it: `{"session", "principal", "intent", "catalog", "turns": [{"note", "calls",
+//! "asked", "report", "resumed"}], "tickets", "audit"}`, where `calls` are the calls as sent
+//! (artifact ids filled in), `report` is the runtime's `TurnReport`, `asked` the requests the
+//! approver was shown with its answers, and `resumed` the decisions and the report of the
+//! resume.
 //!
 //! When the reader of stdout goes away (`support_desk | head`), the program stops quietly.
 #![allow(
@@ -22,22 +46,43 @@
     reason = "a command-line program reports its own failures"
 )]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use examples::support::SupportDeps;
+use examples::support::{SupportDeps, SupportIntent, Ticket};
 use serde::{Deserialize, Serialize};
-use tool_runtime::{Arguments, Observation, Runtime, Session, ToolCall, TurnReport};
+use serde_json::Value;
+use tool_runtime::{
+    Approval, ApprovalRequest, ApprovalStore, Approver, Arguments, BoxFuture, DecisionKeys,
+    JsonlAudit, MemoryApprovalStore, Observation, Policy, Preview, Principal, Runtime,
+    RuntimeBuilder, Session, SignedDecision, ToolCall, TurnReport, verify_audit,
+};
 
 const BUILT_IN: &str = include_str!("../../transcripts/support_desk.json");
+
+/// The policy, next to this crate's manifest.
+const POLICY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policy.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Transcript {
     session: String,
+    principal: PrincipalSpec,
+    intent: String,
     turns: Vec<Turn>,
+}
+
+/// Who the session acts for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrincipalSpec {
+    id: String,
+    #[serde(default)]
+    roles: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -46,32 +91,161 @@ struct Turn {
     #[serde(default)]
     note: String,
     calls: Vec<ToolCall>,
+    /// What the approver answers, by call id.
+    #[serde(default)]
+    approvals: BTreeMap<String, Answer>,
+    /// Decisions about calls left pending, resumed after the turn.
+    #[serde(default)]
+    resume: BTreeMap<String, Answer>,
+}
+
+/// A person's answer, as a transcript writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Answer {
+    Approve,
+    ApproveWith(Value),
+    Deny(String),
+    Pending,
+}
+
+impl Answer {
+    fn approval(&self) -> Approval {
+        match self {
+            Answer::Approve => Approval::Approve,
+            Answer::ApproveWith(arguments) => Approval::ApproveWith(arguments.clone()),
+            Answer::Deny(reason) => Approval::Deny(reason.clone()),
+            Answer::Pending => Approval::Pending,
+        }
+    }
+}
+
+/// A request the approver was shown, and its answer.
+#[derive(Debug, Clone, Serialize)]
+struct Asked {
+    request: ApprovalRequest,
+    answer: Answer,
+}
+
+/// The approver: answers each call from the transcript's `approvals`, and keeps what it was
+/// asked so the program can print it.
+#[derive(Clone, Default)]
+struct ScriptedApprover {
+    answers: Arc<Mutex<BTreeMap<String, Answer>>>,
+    asked: Arc<Mutex<Vec<Asked>>>,
+}
+
+impl ScriptedApprover {
+    /// The answers for the next turn.
+    fn script(&self, answers: BTreeMap<String, Answer>) {
+        *self.answers.lock().unwrap_or_else(PoisonError::into_inner) = answers;
+    }
+
+    /// What was asked since the last call, and the answers the script had left over.
+    fn take(&self) -> (Vec<Asked>, Vec<String>) {
+        let asked = std::mem::take(&mut *self.asked.lock().unwrap_or_else(PoisonError::into_inner));
+        let unused =
+            std::mem::take(&mut *self.answers.lock().unwrap_or_else(PoisonError::into_inner));
+        (asked, unused.into_keys().collect())
+    }
+}
+
+impl Approver for ScriptedApprover {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        let answer = self
+            .answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request.call_id)
+            .unwrap_or_else(|| {
+                Answer::Deny(format!(
+                    "the transcript has no answer for `{}`",
+                    request.call_id
+                ))
+            });
+        let approval = answer.approval();
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Asked {
+                request: request.clone(),
+                answer,
+            });
+        Box::pin(async move { approval })
+    }
 }
 
 /// The `--json` output: the session's turns, each with what the runtime reported.
 #[derive(Debug, Serialize)]
 struct SessionRun {
     session: String,
+    principal: PrincipalSpec,
+    intent: String,
+    /// The tools the model is shown: the session's catalog.
+    catalog: Vec<String>,
     turns: Vec<TurnRun>,
+    tickets: Vec<Ticket>,
+    audit: AuditRun,
 }
 
-/// One turn as it ran: its note, its calls as sent, and the report.
+/// One turn as it ran: its note, its calls as sent, what a person was asked, the report, and
+/// the resume after it.
 #[derive(Debug, Serialize)]
 struct TurnRun {
     note: String,
     calls: Vec<ToolCall>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    asked: Vec<Asked>,
     report: TurnReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resumed: Option<ResumeRun>,
+}
+
+/// Pending calls decided and resumed after a turn.
+#[derive(Debug, Serialize)]
+struct ResumeRun {
+    decisions: Vec<Decided>,
+    /// The resumed calls, with the arguments they run with.
+    calls: Vec<ToolCall>,
+    report: TurnReport,
+}
+
+/// A decision about one pending call.
+#[derive(Debug, Serialize)]
+struct Decided {
+    call_id: String,
+    tool: String,
+    request_id: String,
+    decision: Answer,
+}
+
+/// The verified audit trail.
+#[derive(Debug, Serialize)]
+struct AuditRun {
+    lines: usize,
+    last_hash: String,
+    /// The file, when `--audit` kept it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<PathBuf>,
 }
 
 struct Options {
     transcript: Option<String>,
     json: bool,
+    audit: Option<PathBuf>,
 }
+
+const USAGE: &str = "usage: support_desk [--transcript FILE] [--json] [--audit FILE]
+
+Runs a scripted support-desk session (the built-in one by default) with the policy
+examples/policy.toml, a scripted approver and an audit trail, verified at the end.
+--audit FILE keeps the trail in FILE (appended to; a temporary file otherwise).";
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
         transcript: None,
         json: false,
+        audit: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -79,17 +253,29 @@ fn options() -> Result<Options, String> {
             "--transcript" => {
                 options.transcript = Some(args.next().ok_or("--transcript needs a file")?);
             }
-            "--json" => options.json = true,
-            "--help" | "-h" => {
-                return Err(
-                    "usage: support_desk [--transcript FILE] [--json]\n\nRuns a scripted support-desk session (the built-in one by default)."
-                        .to_owned(),
-                );
+            "--audit" => {
+                options.audit = Some(args.next().ok_or("--audit needs a file")?.into());
             }
+            "--json" => options.json = true,
+            "--help" | "-h" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
     }
     Ok(options)
+}
+
+/// Why the program stopped.
+enum Failure {
+    /// Writing to stdout failed.
+    Io(io::Error),
+    /// Anything else: a bad transcript, a runtime that does not build, an audit that fails.
+    Other(String),
+}
+
+impl From<io::Error> for Failure {
+    fn from(error: io::Error) -> Self {
+        Failure::Io(error)
+    }
 }
 
 #[tokio::main]
@@ -101,56 +287,166 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let text = match &options.transcript {
-        None => BUILT_IN.to_owned(),
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) => {
-                eprintln!("cannot read {path}: {error}");
-                return ExitCode::FAILURE;
-            }
-        },
+    let (audit_path, keep_audit) = match &options.audit {
+        Some(path) => (path.clone(), true),
+        None => (temporary_audit_file(), false),
     };
-    let transcript: Transcript = match serde_json::from_str(&text) {
-        Ok(transcript) => transcript,
-        Err(error) => {
-            eprintln!("the transcript is not valid: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let runtime = match Runtime::builder(SupportDeps::demo()).build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("cannot build the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match run(&runtime, transcript, options.json).await {
+    let result = run(&options, &audit_path, keep_audit).await;
+    if !keep_audit {
+        let _ = std::fs::remove_file(&audit_path);
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`support_desk | head`): nothing left to say to anyone.
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(error) => {
+        Err(Failure::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Io(error)) => {
             eprintln!("cannot write to stdout: {error}");
+            ExitCode::FAILURE
+        }
+        Err(Failure::Other(message)) => {
+            eprintln!("{message}");
             ExitCode::FAILURE
         }
     }
 }
 
+/// A file name no other run uses, in the system's temporary directory.
+fn temporary_audit_file() -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    std::env::temp_dir().join(format!(
+        "support-desk-audit-{}-{nanos}.jsonl",
+        std::process::id()
+    ))
+}
+
+/// A signing secret for this run only: 32 bytes from the standard library's randomly keyed
+/// hasher. A deployment loads 32 random bytes from where it keeps its secrets, the same in
+/// every process that resumes calls.
+fn run_secret() -> Vec<u8> {
+    use std::hash::BuildHasher;
+    let state = std::collections::hash_map::RandomState::new();
+    (0..4_u8)
+        .flat_map(|part| state.hash_one(part).to_le_bytes())
+        .collect()
+}
+
+/// The two runtimes of the session: the desk, which asks a person, and a second one that
+/// resumes calls decided later, as another process sharing the keys and the approval store
+/// would.
+struct Desk {
+    runtime: Runtime<SupportDeps>,
+    resumer: Runtime<SupportDeps>,
+    approver: ScriptedApprover,
+}
+
+fn desk(audit_path: &Path) -> Result<Desk, String> {
+    let policy = Policy::from_toml_file(POLICY).map_err(|error| error.to_string())?;
+    let audit = Arc::new(JsonlAudit::open(audit_path).map_err(|error| {
+        format!(
+            "cannot open the audit file {}: {error}",
+            audit_path.display()
+        )
+    })?);
+    let keys = DecisionKeys::try_new("desk-1", run_secret()).map_err(|error| error.to_string())?;
+    let store: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovalStore::new());
+    let deps = Arc::new(SupportDeps::demo());
+    let gated = |deps: Arc<SupportDeps>| -> RuntimeBuilder<SupportDeps> {
+        Runtime::builder_shared(deps)
+            .policy(policy.clone())
+            .audit(Arc::clone(&audit))
+            .decision_keys(keys.clone())
+            .approval_store(Arc::clone(&store))
+    };
+    let approver = ScriptedApprover::default();
+    let runtime = gated(Arc::clone(&deps))
+        .approver(approver.clone())
+        .preview("create_ticket", |arguments| {
+            let priority = arguments["priority"].as_str().unwrap_or("normal");
+            let preview = Preview::new(format!(
+                "open a ticket, priority {priority}: {}",
+                arguments["subject"].as_str().unwrap_or_default()
+            ));
+            match arguments["order_id"].as_str() {
+                Some(order) => preview.with_resource(order),
+                None => preview,
+            }
+        })
+        .preview("export_order_history", |_| {
+            Preview::new("export the full history of every order")
+                .with_summary("every customer's orders, kept whole as an artifact")
+        })
+        .preview("escalate_to_human", |arguments| {
+            Preview::new("page the on-call agent")
+                .with_summary(arguments["reason"].as_str().unwrap_or_default())
+        })
+        .preview("cancel_order", |arguments| {
+            let order = arguments["order_id"].as_str().unwrap_or_default();
+            Preview::new(format!("cancel order {order}"))
+                .with_summary("cannot be undone")
+                .with_resource(order)
+        })
+        .build()
+        .map_err(|error| format!("cannot build the runtime: {error}"))?;
+    let resumer = gated(deps)
+        .build()
+        .map_err(|error| format!("cannot build the second runtime: {error}"))?;
+    Ok(Desk {
+        runtime,
+        resumer,
+        approver,
+    })
+}
+
 /// Runs the transcript's turns; the text output is written turn by turn as each ends, the JSON
 /// output once at the end. Stops at the first write that fails.
-async fn run(runtime: &Runtime<SupportDeps>, transcript: Transcript, json: bool) -> io::Result<()> {
+async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(), Failure> {
+    let text = match &options.transcript {
+        None => BUILT_IN.to_owned(),
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|error| Failure::Other(format!("cannot read {path}: {error}")))?,
+    };
+    let transcript: Transcript = serde_json::from_str(&text)
+        .map_err(|error| Failure::Other(format!("the transcript is not valid: {error}")))?;
+    for (number, turn) in transcript.turns.iter().enumerate() {
+        if let Some(call) = turn
+            .resume
+            .iter()
+            .find_map(|(call, answer)| (*answer == Answer::Pending).then_some(call))
+        {
+            return Err(Failure::Other(format!(
+                "the transcript is not valid: turn {} resumes `{call}` with \"pending\", which decides nothing",
+                number + 1
+            )));
+        }
+    }
+    let desk = desk(audit_path).map_err(Failure::Other)?;
+    let runtime = &desk.runtime;
+    let mut principal = Principal::new(transcript.principal.id.as_str());
+    for role in &transcript.principal.roles {
+        principal = principal.with_role(role.as_str());
+    }
+    let session = Session::new(transcript.session.as_str())
+        .with_principal(principal)
+        .with_scope(SupportIntent::scope_for(Some(&transcript.intent)));
+    let catalog: Vec<String> = runtime
+        .catalog(&session)
+        .iter()
+        .map(|spec| spec.name().to_owned())
+        .collect();
+    let json = options.json;
     if !json {
         let mut out = io::stdout().lock();
-        writeln!(
-            out,
-            "support desk: {} tools, session `{}`, {} turns\n",
-            runtime.registry().len(),
-            transcript.session,
-            transcript.turns.len()
+        print_header(
+            &mut out,
+            runtime,
+            &transcript,
+            &catalog,
+            keep_audit.then_some(audit_path),
         )?;
         out.flush()?;
     }
-    let session = Session::new(transcript.session.as_str());
     let mut artifacts: HashMap<String, String> = HashMap::new();
     let mut turns = Vec::new();
     for (number, turn) in transcript.turns.into_iter().enumerate() {
@@ -159,37 +455,200 @@ async fn run(runtime: &Runtime<SupportDeps>, transcript: Transcript, json: bool)
             .into_iter()
             .map(|call| substitute_artifacts(call, &artifacts))
             .collect();
+        desk.approver.script(turn.approvals);
         let report = runtime.execute(&session, &calls).await;
-        for observation in report.observations() {
-            if let Some(artifact) = observation.artifact() {
-                artifacts.insert(observation.call_id().to_owned(), artifact.to_owned());
+        let (asked, unused) = desk.approver.take();
+        for call in unused {
+            eprintln!(
+                "support_desk: turn {} answers `{call}`, which nobody asked about",
+                number + 1
+            );
+        }
+        let resumed = if turn.resume.is_empty() {
+            None
+        } else {
+            Some(resume(&desk, &session, &turn.resume, number + 1).await?)
+        };
+        for report in [
+            Some(&report),
+            resumed.as_ref().map(|resumed| &resumed.report),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            for observation in report.observations() {
+                if let Some(artifact) = observation.artifact() {
+                    artifacts.insert(observation.call_id().to_owned(), artifact.to_owned());
+                }
             }
         }
+        let turn = TurnRun {
+            note: turn.note,
+            calls,
+            asked,
+            report,
+            resumed,
+        };
         if json {
-            turns.push(TurnRun {
-                note: turn.note,
-                calls,
-                report,
-            });
+            turns.push(turn);
         } else {
             let mut out = io::stdout().lock();
-            print_turn(&mut out, number + 1, &turn.note, &calls, &report)?;
+            print_turn(&mut out, number + 1, &turn)?;
             out.flush()?;
         }
     }
+    let tickets = runtime.deps().tickets();
+    let summary = verify_audit(audit_path).map_err(|error| {
+        Failure::Other(format!(
+            "the audit trail {} does not verify: {error}",
+            audit_path.display()
+        ))
+    })?;
     let mut out = io::stdout().lock();
     if json {
         let run = SessionRun {
             session: transcript.session,
+            principal: transcript.principal,
+            intent: transcript.intent,
+            catalog,
             turns,
+            tickets,
+            audit: AuditRun {
+                lines: summary.lines,
+                last_hash: summary.last_hash,
+                file: keep_audit.then(|| audit_path.to_owned()),
+            },
         };
         let rendered = serde_json::to_string_pretty(&run).map_err(io::Error::other)?;
         writeln!(out, "{rendered}")?;
     } else {
-        let tickets = runtime.deps().tickets();
-        writeln!(out, "tickets created during the session: {}", tickets.len())?;
+        write!(out, "tickets created during the session: {}", tickets.len())?;
+        for ticket in &tickets {
+            let priority = serde_json::to_value(ticket.priority).unwrap_or_default();
+            write!(
+                out,
+                "\n   {} ({}, {}): {}",
+                ticket.id,
+                priority.as_str().unwrap_or_default(),
+                ticket.order_id.as_deref().unwrap_or("no order"),
+                ticket.subject
+            )?;
+        }
+        writeln!(out)?;
+        if keep_audit {
+            writeln!(
+                out,
+                "audit: ok, {} lines in {}, last hash {}\n   (check it again: cargo run -p examples --bin verify_audit -- {})",
+                summary.lines,
+                audit_path.display(),
+                summary.last_hash,
+                audit_path.display()
+            )?;
+        } else {
+            writeln!(
+                out,
+                "audit: ok, {} lines, hash-chained (a temporary file, now removed; --audit FILE keeps it)",
+                summary.lines
+            )?;
+        }
     }
-    out.flush()
+    out.flush()?;
+    Ok(())
+}
+
+/// Decides the pending calls `decisions` names: each decision is signed by the desk and
+/// resumed by the second runtime.
+async fn resume(
+    desk: &Desk,
+    session: &Session,
+    decisions: &BTreeMap<String, Answer>,
+    turn: usize,
+) -> Result<ResumeRun, Failure> {
+    let pending = desk
+        .runtime
+        .pending_approvals(session)
+        .await
+        .map_err(|error| Failure::Other(format!("cannot read the pending approvals: {error}")))?;
+    let mut signed: Vec<SignedDecision> = Vec::new();
+    let mut decided = Vec::new();
+    let mut calls = Vec::new();
+    for (call_id, answer) in decisions {
+        let Some(waiting) = pending.iter().find(|waiting| &waiting.call_id == call_id) else {
+            return Err(Failure::Other(format!(
+                "turn {turn} resumes `{call_id}`, which waits for no decision"
+            )));
+        };
+        let decision = desk
+            .runtime
+            .sign_decision(waiting, answer.approval())
+            .map_err(|error| {
+                Failure::Other(format!("cannot sign the decision for `{call_id}`: {error}"))
+            })?;
+        signed.push(decision);
+        let arguments = match answer {
+            Answer::ApproveWith(edited) => edited.clone(),
+            _ => waiting.arguments.clone(),
+        };
+        calls.push(ToolCall::new(
+            call_id.as_str(),
+            waiting.tool.as_str(),
+            Arguments::Value(arguments),
+        ));
+        decided.push(Decided {
+            call_id: call_id.clone(),
+            tool: waiting.tool.clone(),
+            request_id: waiting.request_id.clone(),
+            decision: answer.clone(),
+        });
+    }
+    let report = desk.resumer.resume(session, &signed).await;
+    Ok(ResumeRun {
+        decisions: decided,
+        calls,
+        report,
+    })
+}
+
+fn print_header(
+    out: &mut impl Write,
+    runtime: &Runtime<SupportDeps>,
+    transcript: &Transcript,
+    catalog: &[String],
+    audit: Option<&Path>,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "support desk: {} tools, session `{}`, {} turns",
+        runtime.registry().len(),
+        transcript.session,
+        transcript.turns.len()
+    )?;
+    writeln!(out, "   policy:    examples/policy.toml")?;
+    writeln!(
+        out,
+        "   principal: {} ({})",
+        transcript.principal.id,
+        transcript.principal.roles.join(", ")
+    )?;
+    if catalog.is_empty() {
+        writeln!(
+            out,
+            "   intent:    {}: the model is shown no tools (an intent the desk does not know gets the empty scope)",
+            transcript.intent
+        )?;
+    } else {
+        writeln!(
+            out,
+            "   intent:    {}: the model is shown {}: {}",
+            transcript.intent,
+            plural(catalog.len(), "tool"),
+            catalog.join(", ")
+        )?;
+    }
+    match audit {
+        Some(path) => writeln!(out, "   audit:     {}\n", path.display()),
+        None => writeln!(out, "   audit:     a temporary file\n"),
+    }
 }
 
 /// Replaces `$artifact_of:<call id>` in string arguments with that call's artifact id.
@@ -202,19 +661,44 @@ fn substitute_artifacts(mut call: ToolCall, artifacts: &HashMap<String, String>)
     call
 }
 
-fn print_turn(
-    out: &mut impl Write,
-    number: usize,
-    note: &str,
-    calls: &[ToolCall],
-    report: &TurnReport,
-) -> io::Result<()> {
-    if note.is_empty() {
+fn print_turn(out: &mut impl Write, number: usize, turn: &TurnRun) -> io::Result<()> {
+    if turn.note.is_empty() {
         writeln!(out, "━━ turn {number}")?;
     } else {
-        writeln!(out, "━━ turn {number}: {note}")?;
+        writeln!(out, "━━ turn {number}: {}", turn.note)?;
     }
-    let rejected = report
+    print_report(out, &turn.calls, &turn.asked, &turn.report)?;
+    writeln!(out, "   turn took {}", millis(turn.report.elapsed()))?;
+    if let Some(resumed) = &turn.resumed {
+        writeln!(out, "   later, a person decides:")?;
+        for decided in &resumed.decisions {
+            writeln!(
+                out,
+                "   decide {} {} (request {}): {}",
+                decided.call_id,
+                decided.tool,
+                decided.request_id,
+                answer_text(&decided.decision, None)
+            )?;
+        }
+        writeln!(
+            out,
+            "          signed (HMAC-SHA256) by the desk, resumed by a second runtime with the same keys and approval store"
+        )?;
+        print_report(out, &resumed.calls, &[], &resumed.report)?;
+        writeln!(out, "   resume took {}", millis(resumed.report.elapsed()))?;
+    }
+    writeln!(out)
+}
+
+/// The plan, the batches, and each call's observation, after what a person was asked about it.
+fn print_report(
+    out: &mut impl Write,
+    calls: &[ToolCall],
+    asked: &[Asked],
+    report: &TurnReport,
+) -> io::Result<()> {
+    let unscheduled = report
         .observations()
         .iter()
         .filter(|observation| observation.batch().is_none())
@@ -224,8 +708,8 @@ fn print_turn(
         "   plan: {} -> {}{}",
         plural(calls.len(), "call"),
         plural(report.batches().len(), "batch"),
-        if rejected > 0 {
-            format!(", {rejected} rejected before running")
+        if unscheduled > 0 {
+            format!(", {unscheduled} answered without running")
         } else {
             String::new()
         }
@@ -244,9 +728,95 @@ fn print_turn(
         )?;
     }
     for (call, observation) in calls.iter().zip(report.observations()) {
+        for asked in asked
+            .iter()
+            .filter(|asked| asked.request.call_id == observation.call_id())
+        {
+            print_asked(out, asked)?;
+        }
         print_observation(out, call, observation)?;
     }
-    writeln!(out, "   turn took {}\n", millis(report.elapsed()))
+    // Calls a tool made itself (`ctx.call_tool`) are asked about under their own ids.
+    for asked in asked.iter().filter(|asked| {
+        !report
+            .observations()
+            .iter()
+            .any(|observation| observation.call_id() == asked.request.call_id)
+    }) {
+        print_asked(out, asked)?;
+    }
+    Ok(())
+}
+
+/// What the approver was shown (the policy's reason and the preview) and what it answered.
+fn print_asked(out: &mut impl Write, asked: &Asked) -> io::Result<()> {
+    let request = &asked.request;
+    writeln!(
+        out,
+        "   ask   {} {}: {}",
+        request.call_id, request.tool, request.reason
+    )?;
+    match &request.preview {
+        Some(preview) => print_preview(out, preview)?,
+        None => print_field(out, "shown:   ", &request.arguments.to_string())?,
+    }
+    print_field(
+        out,
+        "answer:  ",
+        &answer_text(&asked.answer, Some(&request.arguments)),
+    )
+}
+
+fn print_preview(out: &mut impl Write, preview: &Preview) -> io::Result<()> {
+    let mut text = preview.title.clone();
+    for part in [&preview.summary, &preview.command, &preview.diff]
+        .into_iter()
+        .flatten()
+    {
+        text.push('\n');
+        text.push_str(part);
+    }
+    if !preview.resources.is_empty() {
+        text.push_str(&format!("\ntouches {}", preview.resources.join(", ")));
+    }
+    print_field(out, "preview: ", &text)
+}
+
+/// An answer in words; an edit names the arguments it changed from `asked`.
+fn answer_text(answer: &Answer, asked: Option<&Value>) -> String {
+    match answer {
+        Answer::Approve => "approve".to_owned(),
+        Answer::ApproveWith(edited) => match asked {
+            Some(asked) => format!("approve with edits: {}", changes(asked, edited)),
+            None => format!("approve with edits: {edited}"),
+        },
+        Answer::Deny(reason) => format!("deny: {reason}"),
+        Answer::Pending => "later (the call waits for a signed decision)".to_owned(),
+    }
+}
+
+/// The fields of `edited` that differ from `asked`: `priority "urgent" -> "normal"`.
+fn changes(asked: &Value, edited: &Value) -> String {
+    let (Some(before), Some(after)) = (asked.as_object(), edited.as_object()) else {
+        return edited.to_string();
+    };
+    let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let changed: Vec<String> = keys
+        .into_iter()
+        .filter_map(|key| match (before.get(key), after.get(key)) {
+            (Some(old), Some(new)) if old != new => Some(format!("{key} {old} -> {new}")),
+            (None, Some(new)) => Some(format!("{key} {new} added")),
+            (Some(_), None) => Some(format!("{key} removed")),
+            _ => None,
+        })
+        .collect();
+    if changed.is_empty() {
+        "none".to_owned()
+    } else {
+        changed.join(", ")
+    }
 }
 
 fn print_observation(
