@@ -191,6 +191,7 @@ impl TurnContexts {
         (index < self.info.ends.len()).then(|| CallContext {
             turn: Arc::clone(&self.info),
             index,
+            idempotency_key: None,
         })
     }
 
@@ -209,6 +210,7 @@ impl TurnContexts {
         CallContext {
             turn: self.info,
             index: 0,
+            idempotency_key: None,
         }
     }
 }
@@ -222,6 +224,8 @@ impl TurnContexts {
 pub struct CallContext {
     turn: Arc<TurnInfo>,
     index: usize,
+    /// The call's idempotency key, for a call the runtime runs exactly once.
+    idempotency_key: Option<Arc<str>>,
 }
 
 impl CallContext {
@@ -296,6 +300,21 @@ impl CallContext {
     /// The id the model gave this call.
     pub fn call_id(&self) -> &str {
         self.ids().0
+    }
+
+    /// The same call, run exactly once under `key` (set by the runtime's idempotency layer).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn with_idempotency_key(mut self, key: Arc<str>) -> Self {
+        self.idempotency_key = Some(key);
+        self
+    }
+
+    /// The key under which the runtime runs this call exactly once: the key the caller
+    /// supplied, or the digest of the call's fingerprint. `None` when the idempotency layer
+    /// does not apply to the tool.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
     }
 
     /// The tool being called.
@@ -434,6 +453,15 @@ impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
     /// The id the model gave this call.
     pub fn call_id(&self) -> &str {
         self.call.call_id()
+    }
+
+    /// The key under which the runtime runs this call exactly once (the caller's explicit
+    /// key, or the digest of the call's fingerprint), or `None` when the idempotency layer
+    /// does not apply to this tool. Forward it downstream (a payment API's idempotency key,
+    /// a unique constraint) so a crash between the write and the stored result cannot cause
+    /// a second write there either.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.call.idempotency_key()
     }
 
     /// The tool being called.

@@ -56,6 +56,14 @@ pub enum ErrorKind {
     /// A decision handed back to resume a call was refused: forged, replayed, expired, or
     /// for another session, principal, call or arguments.
     InvalidDecision,
+    /// The idempotency store could not be reached, so a write that must run once was not run.
+    IdempotencyUnavailable,
+    /// An explicit idempotency key was reused with other arguments.
+    IdempotencyKeyReused,
+    /// The same call is running now, and the runtime refuses concurrent duplicates.
+    IdempotencyInProgress,
+    /// The same call is running in another instance and did not finish within the wait.
+    InProgressElsewhere,
     /// A kind defined by a tool or a later layer, in `snake_case`.
     Custom(Cow<'static, str>),
 }
@@ -80,8 +88,46 @@ impl ErrorKind {
             ErrorKind::TooManyDenials => "too_many_denials",
             ErrorKind::AuditUnavailable => "audit_unavailable",
             ErrorKind::InvalidDecision => "invalid_decision",
+            ErrorKind::IdempotencyUnavailable => "idempotency_unavailable",
+            ErrorKind::IdempotencyKeyReused => "idempotency_key_reused",
+            ErrorKind::IdempotencyInProgress => "idempotency_in_progress",
+            ErrorKind::InProgressElsewhere => "in_progress_elsewhere",
             ErrorKind::Custom(kind) => kind,
         }
+    }
+}
+
+impl ErrorKind {
+    /// The kind whose string form is `name` ([`ErrorKind::as_str`]); any other name is a
+    /// [`ErrorKind::Custom`] kind.
+    pub fn from_name(name: &str) -> Self {
+        const KNOWN: &[ErrorKind] = &[
+            ErrorKind::InvalidArguments,
+            ErrorKind::ExecutionFailed,
+            ErrorKind::UnknownTool,
+            ErrorKind::Timeout,
+            ErrorKind::Panicked,
+            ErrorKind::Cancelled,
+            ErrorKind::Internal,
+            ErrorKind::CallDepthExceeded,
+            ErrorKind::NestedCallRefused,
+            ErrorKind::OutOfScope,
+            ErrorKind::NotPermitted,
+            ErrorKind::Denied,
+            ErrorKind::ApprovalPending,
+            ErrorKind::TooManyDenials,
+            ErrorKind::AuditUnavailable,
+            ErrorKind::InvalidDecision,
+            ErrorKind::IdempotencyUnavailable,
+            ErrorKind::IdempotencyKeyReused,
+            ErrorKind::IdempotencyInProgress,
+            ErrorKind::InProgressElsewhere,
+        ];
+        KNOWN
+            .iter()
+            .find(|kind| kind.as_str() == name)
+            .cloned()
+            .unwrap_or_else(|| ErrorKind::Custom(Cow::Owned(name.to_owned())))
     }
 }
 

@@ -57,7 +57,7 @@ impl<T> Page<T> {
 }
 
 /// What the runtime tells the model about a page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PageInfo {
     /// Items on this page.
     pub returned: usize,

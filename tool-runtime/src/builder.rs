@@ -10,10 +10,12 @@ use tool_core::{
 };
 
 use crate::artifact_tool;
+use crate::call::Session;
 use crate::dynamic::{DynamicTool, DynamicToolError};
 use crate::gates::{
     ApprovalStore, Approver, AuditSink, Breaker, DecisionKeys, Gates, Policy, Preview,
 };
+use crate::idempotency::{ConcurrentDuplicates, IdempotencyStore, Layer};
 use crate::limits::Limits;
 use crate::output::artifacts::{ArtifactStore, MemoryArtifacts};
 use crate::output::redact::Redactor;
@@ -108,6 +110,7 @@ pub struct RuntimeBuilder<D> {
     artifacts: Arc<dyn ArtifactStore>,
     artifact_tool: bool,
     gates: Gates,
+    idempotency: Layer,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
@@ -138,6 +141,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
             artifacts: Arc::new(MemoryArtifacts::default()),
             artifact_tool: true,
             gates: Gates::default(),
+            idempotency: Layer::default(),
         }
     }
 }
@@ -294,6 +298,53 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
+    /// Where the idempotency layer keeps claims and results: in memory by default
+    /// ([`MemoryIdempotency`]); a shared store (Redis) when several instances serve the same
+    /// sessions.
+    pub fn idempotency(mut self, store: impl IdempotencyStore) -> Self {
+        self.idempotency.store = Arc::new(store);
+        self
+    }
+
+    /// How long a write's result answers its repeats, counted from the first call. Default
+    /// 10 minutes.
+    pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
+        self.idempotency.ttl = ttl;
+        self
+    }
+
+    /// How long a repeat waits for the execution holding its key before it is answered
+    /// `in_progress_elsewhere`. Default 10 seconds.
+    pub fn idempotency_wait(mut self, wait: Duration) -> Self {
+        self.idempotency.wait = wait;
+        self
+    }
+
+    /// Whether a repeat that arrives while the first execution runs shares its result (the
+    /// default) or is refused (`idempotency_in_progress`).
+    pub fn concurrent_duplicates(mut self, duplicates: ConcurrentDuplicates) -> Self {
+        self.idempotency.duplicates = duplicates;
+        self
+    }
+
+    /// Runs writes without the layer when its store is unreachable (each one logged), instead
+    /// of refusing them (`idempotency_unavailable`, the default). Choose it only where a
+    /// duplicate write costs less than a refused one.
+    pub fn idempotency_fail_open(mut self, fail_open: bool) -> Self {
+        self.idempotency.fail_open = fail_open;
+        self
+    }
+
+    /// Whose calls share results: by default each session's own; for example a tenant, so
+    /// a user's repeat from a new session is still answered once.
+    pub fn idempotency_scope(
+        mut self,
+        scope: impl Fn(&Session) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.idempotency.scope = Some(Arc::new(scope));
+        self
+    }
+
     /// Checks the limits and the tools and builds the runtime.
     pub fn build(self) -> Result<Runtime<D>, BuildError> {
         check_limits(&self.limits)?;
@@ -354,6 +405,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
                 left_out,
                 artifact_tool: self.artifact_tool,
                 gates: self.gates,
+                idempotency: self.idempotency,
             }),
         })
     }

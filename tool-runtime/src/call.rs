@@ -55,6 +55,11 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments the model sent.
     pub arguments: Arguments,
+    /// A key the caller supplies so the call runs once under it (an HTTP `Idempotency-Key`
+    /// that reached the agent, or a run id + call id that survives a retry through the model
+    /// with changed arguments). Without one, a write's key is its fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<Arc<str>>,
 }
 
 impl ToolCall {
@@ -68,7 +73,16 @@ impl ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
+            idempotency_key: None,
         }
+    }
+
+    /// The call, run once under `key` (see [`ToolCall::idempotency_key`]). Reusing a key with
+    /// other arguments is refused (`idempotency_key_reused`).
+    #[must_use]
+    pub fn with_idempotency_key(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
     }
 }
 

@@ -18,9 +18,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
-use tool_core::{ErrorKind, PageInfo, ToolError, ToolFuture, ToolOutput};
+use tool_core::{BoxFuture, ErrorKind, PageInfo, ToolError, ToolFuture, ToolOutput};
 
 use crate::READ_ARTIFACT;
+use crate::idempotency::{
+    self, Claim, ConcurrentDuplicates, Layer, Lookup, SharedFailure, StoreError, StoredResult,
+};
 use crate::observation::{Observation, Outcome};
 use crate::output::artifacts::ArtifactStore;
 use crate::output::redact::Redactor;
@@ -35,6 +38,19 @@ pub(crate) struct Ended {
     pub(crate) result: Result<Output, ToolError>,
     pub(crate) attempts: u32,
     pub(crate) elapsed: Duration,
+    /// Answered from the idempotency store: the first execution's result.
+    pub(crate) replayed: bool,
+}
+
+impl Ended {
+    fn new(result: Result<Output, ToolError>, attempts: u32, elapsed: Duration) -> Self {
+        Self {
+            result,
+            attempts,
+            elapsed,
+            replayed: false,
+        }
+    }
 }
 
 /// What a call that succeeded returned.
@@ -70,6 +86,9 @@ struct Path<'a> {
     cancel: Option<&'a CancellationToken>,
     /// For a call whose output the model reads: where a large one is shaped.
     offload: Option<Offload<'a>>,
+    /// The idempotency layer, and the claim this call holds once it has one.
+    layer: &'a Layer,
+    claim: Option<Claim>,
     state: State<'a>,
 }
 
@@ -77,6 +96,20 @@ enum State<'a> {
     NotStarted {
         first: ToolFuture,
         shells: CallShells<'a>,
+    },
+    /// Asking the idempotency store whether the call already ran (or runs now).
+    Claiming {
+        lookup: BoxFuture<'a, Result<Lookup, StoreError>>,
+        first: Option<ToolFuture>,
+        shells: CallShells<'a>,
+        started: Instant,
+        /// Whether the call already waited for another execution of its key.
+        waited: bool,
+    },
+    /// Keeping the result of a claimed execution, or releasing its claim after a failure.
+    Recording {
+        record: BoxFuture<'a, Result<(), StoreError>>,
+        then: Option<AfterRecord>,
     },
     Running {
         started: Instant,
@@ -92,6 +125,18 @@ enum State<'a> {
         elapsed: Duration,
     },
     Done,
+}
+
+/// What a call does once the store has recorded its end.
+enum AfterRecord {
+    /// Goes on to the output policy.
+    Output {
+        output: ToolOutput,
+        attempts: u32,
+        elapsed: Duration,
+    },
+    /// Ends as it ended.
+    Ended(Ended),
 }
 
 /// A call at the end of its path, before the output policy.
@@ -129,6 +174,8 @@ impl<D: Any + Send + Sync> Shared<D> {
                 planned: Some(planned),
                 cancel,
                 offload,
+                layer: &self.idempotency,
+                claim: None,
                 state: State::NotStarted { first, shells },
             },
         }
@@ -200,6 +247,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             elapsed: ended.elapsed,
             attempts: ended.attempts,
             batch: batch.map(|batch| u32::try_from(batch).unwrap_or(u32::MAX)),
+            replayed: ended.replayed,
         }
     }
 
@@ -228,6 +276,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             elapsed: Duration::ZERO,
             attempts: 0,
             batch: None,
+            replayed: false,
         }
     }
 }
@@ -257,7 +306,7 @@ impl<'a> Future for RunCall<'a> {
     }
 }
 
-impl Path<'_> {
+impl<'a> Path<'a> {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Ended> {
         let Some(planned) = &self.planned else {
             return Poll::Pending;
@@ -271,18 +320,40 @@ impl Path<'_> {
             let started = Instant::now();
             // Cancellation is checked before the call starts.
             if self.cancel.is_some_and(CancellationToken::is_cancelled) {
-                return Poll::Ready(Ended {
-                    result: Err(cancelled_error()),
-                    attempts: 0,
-                    elapsed: Duration::ZERO,
-                });
+                return Poll::Ready(Ended::new(Err(cancelled_error()), 0, Duration::ZERO));
             }
-            // The gates (scope, policy and approval, idempotency) go here: each may answer
-            // the call without running it.
-            self.state = State::Running {
-                started,
-                retry: Retry::new(&shells, first, started),
-                waiting: None,
+            // The gates ran when the call was planned. Idempotency: a write asks the store
+            // first; everything else starts at once.
+            self.state = match planned.idempotency.as_deref() {
+                Some(key) => State::Claiming {
+                    lookup: self.layer.store.claim(key.key.clone(), self.layer.ttl),
+                    first: Some(first),
+                    shells,
+                    started,
+                    waited: false,
+                },
+                None => State::Running {
+                    started,
+                    retry: Retry::new(&shells, first, started),
+                    waiting: None,
+                },
+            };
+        }
+        if let State::Claiming { .. } = self.state {
+            return self.poll_claim(cx);
+        }
+        if let State::Recording { record, then } = &mut self.state {
+            if let Err(error) = std::task::ready!(record.as_mut().poll(cx)) {
+                tracing::error!(%error, "the idempotency store did not record how a write ended");
+            }
+            return match then.take() {
+                Some(AfterRecord::Output {
+                    output,
+                    attempts,
+                    elapsed,
+                }) => self.output_ready(output, attempts, elapsed, cx),
+                Some(AfterRecord::Ended(ended)) => Poll::Ready(ended),
+                None => Poll::Pending,
             };
         }
         if let State::Shaping {
@@ -300,11 +371,7 @@ impl Path<'_> {
                     format!("the output could not be shaped: {error}"),
                 )),
             };
-            return Poll::Ready(Ended {
-                result: shaped,
-                attempts: *attempts,
-                elapsed: *elapsed,
-            });
+            return Poll::Ready(Ended::new(shaped, *attempts, *elapsed));
         }
         let State::Running {
             started,
@@ -318,53 +385,32 @@ impl Path<'_> {
         // that finishes at once never registers with the token.
         if let Poll::Ready(result) = retry.poll_attempts(cx, || planned.prepare_again()) {
             let (attempts, elapsed) = (retry.attempts(), started.elapsed());
-            let output = match result {
-                Ok(output) => output,
-                Err(error) => {
-                    return Poll::Ready(Ended {
-                        result: Err(error),
-                        attempts,
-                        elapsed,
-                    });
-                }
-            };
-            // A large output is shaped on the blocking pool, so the turn's other calls go on.
-            let shaping = match &self.offload {
-                Some(offload)
-                    if output.json().len() >= output::LARGE_OUTPUT
-                        && tokio::runtime::Handle::try_current().is_ok() =>
-                {
-                    let policy = OwnedPolicy::new(
-                        &Policy {
-                            max_chars: offload.max_chars,
-                            redactor: offload.redactor,
-                            artifacts: offload.artifacts.as_ref(),
-                            session: planned.context.get().session_id(),
-                            read_limit: offload.read_limit,
-                            verbatim: offload.verbatim,
-                        },
-                        offload.redactor,
-                        offload.artifacts,
-                    );
-                    let page = output.page().cloned().map(Box::new);
-                    let shaping = tokio::task::spawn_blocking(move || policy.shape(output));
-                    State::Shaping {
-                        shaping,
-                        page,
-                        attempts,
-                        elapsed,
+            return match result {
+                Ok(output) => {
+                    if let (Some(claim), Some(key)) =
+                        (self.claim.take(), planned.idempotency.as_deref())
+                    {
+                        let result = StoredResult {
+                            arguments_digest: key.key.arguments_digest.clone(),
+                            output: output.json().to_owned(),
+                            page: output
+                                .page()
+                                .and_then(|page| serde_json::to_string(page).ok()),
+                        };
+                        self.state = State::Recording {
+                            record: self.layer.store.complete(key.key.clone(), claim, result),
+                            then: Some(AfterRecord::Output {
+                                output,
+                                attempts,
+                                elapsed,
+                            }),
+                        };
+                        return self.poll(cx);
                     }
+                    self.output_ready(output, attempts, elapsed, cx)
                 }
-                _ => {
-                    return Poll::Ready(Ended {
-                        result: Ok(Output::Raw(output)),
-                        attempts,
-                        elapsed,
-                    });
-                }
+                Err(error) => self.failed(Ended::new(Err(error), attempts, elapsed), cx),
             };
-            self.state = shaping;
-            return self.poll(cx);
         }
         let Some(cancel) = self.cancel else {
             return Poll::Pending;
@@ -372,13 +418,160 @@ impl Path<'_> {
         let waiting = waiting.get_or_insert_with(|| Box::pin(cancel.cancelled()));
         if waiting.as_mut().poll(cx).is_ready() {
             retry.stop();
-            return Poll::Ready(Ended {
-                result: Err(cancelled_error()),
-                attempts: retry.attempts(),
-                elapsed: started.elapsed(),
-            });
+            let ended = Ended::new(Err(cancelled_error()), retry.attempts(), started.elapsed());
+            return self.failed(ended, cx);
         }
         Poll::Pending
+    }
+
+    /// The idempotency store's answer: run the call, replay the first execution's result,
+    /// wait for the execution running now, or refuse.
+    fn poll_claim(&mut self, cx: &mut Context<'_>) -> Poll<Ended> {
+        let (
+            Some(planned),
+            State::Claiming {
+                lookup,
+                first,
+                shells,
+                started,
+                waited,
+            },
+        ) = (&self.planned, &mut self.state)
+        else {
+            return Poll::Pending;
+        };
+        let Some(key) = planned.idempotency.as_deref() else {
+            return Poll::Pending;
+        };
+        let layer = self.layer;
+        let elapsed = started.elapsed();
+        let answer = std::task::ready!(lookup.as_mut().poll(cx));
+        let run = match answer {
+            Ok(Lookup::Claimed(claim)) => Some(Some(claim)),
+            Ok(Lookup::Done(result)) => {
+                if key.explicit && result.arguments_digest != key.key.arguments_digest {
+                    return Poll::Ready(Ended::new(Err(idempotency::key_reused()), 0, elapsed));
+                }
+                let mut output = ToolOutput::from_json(result.output);
+                if let Some(page) = result
+                    .page
+                    .and_then(|page| serde_json::from_str::<PageInfo>(&page).ok())
+                {
+                    output = output.with_page(page);
+                }
+                tracing::info!("answered from the idempotency store");
+                let mut ended = Ended::new(Ok(Output::Raw(output)), 0, elapsed);
+                ended.replayed = true;
+                return Poll::Ready(ended);
+            }
+            Ok(Lookup::Pending) => {
+                if *waited || layer.duplicates == ConcurrentDuplicates::Refuse {
+                    let error = idempotency::in_progress(*waited);
+                    return Poll::Ready(Ended::new(Err(error), 0, elapsed));
+                }
+                *waited = true;
+                *lookup = layer.store.wait(key.key.clone(), layer.ttl, layer.wait);
+                return self.poll_claim(cx);
+            }
+            Ok(Lookup::Failed(failure)) => {
+                let error = ToolError::new(ErrorKind::from_name(&failure.kind), failure.message);
+                return Poll::Ready(Ended::new(Err(error), 0, elapsed));
+            }
+            Err(error) if layer.fail_open => {
+                tracing::warn!(%error, "the idempotency store is unavailable; the write runs without it (fail-open)");
+                Some(None)
+            }
+            Err(error) => {
+                tracing::error!(%error, "the idempotency store is unavailable; the write is refused");
+                return Poll::Ready(Ended::new(
+                    Err(idempotency::unavailable(&error)),
+                    0,
+                    elapsed,
+                ));
+            }
+        };
+        let (Some(claim), Some(first)) = (run, first.take()) else {
+            return Poll::Pending;
+        };
+        self.claim = claim;
+        let started = *started;
+        self.state = State::Running {
+            started,
+            retry: Retry::new(shells, first, started),
+            waiting: None,
+        };
+        self.poll(cx)
+    }
+
+    /// A call that failed. Its claim is released when the tool itself answered (nothing is
+    /// kept but success); a call stopped mid-flight (timed out, cancelled, panicked) may have
+    /// done its work, so its claim stays until the window ends and a repeat is never run.
+    fn failed(&mut self, ended: Ended, cx: &mut Context<'_>) -> Poll<Ended> {
+        let (Some(planned), Err(error)) = (&self.planned, &ended.result) else {
+            return Poll::Ready(ended);
+        };
+        let mid_flight = matches!(
+            error.kind(),
+            ErrorKind::Timeout | ErrorKind::Cancelled | ErrorKind::Panicked
+        ) && !error.is_safe_to_repeat();
+        match (self.claim.take(), planned.idempotency.as_deref()) {
+            (Some(claim), Some(key)) if !mid_flight => {
+                let failure = SharedFailure {
+                    kind: error.kind().as_str().to_owned(),
+                    message: error.message().to_owned(),
+                };
+                self.state = State::Recording {
+                    record: self.layer.store.release(key.key.clone(), claim, failure),
+                    then: Some(AfterRecord::Ended(ended)),
+                };
+                self.poll(cx)
+            }
+            _ => Poll::Ready(ended),
+        }
+    }
+
+    /// A call that succeeded: a large output is shaped on the blocking pool, so the turn's
+    /// other calls go on.
+    fn output_ready(
+        &mut self,
+        output: ToolOutput,
+        attempts: u32,
+        elapsed: Duration,
+        cx: &mut Context<'_>,
+    ) -> Poll<Ended> {
+        let Some(planned) = &self.planned else {
+            return Poll::Pending;
+        };
+        let shaping = match &self.offload {
+            Some(offload)
+                if output.json().len() >= output::LARGE_OUTPUT
+                    && tokio::runtime::Handle::try_current().is_ok() =>
+            {
+                let policy = OwnedPolicy::new(
+                    &Policy {
+                        max_chars: offload.max_chars,
+                        redactor: offload.redactor,
+                        artifacts: offload.artifacts.as_ref(),
+                        session: planned.context.get().session_id(),
+                        read_limit: offload.read_limit,
+                        verbatim: offload.verbatim,
+                    },
+                    offload.redactor,
+                    offload.artifacts,
+                );
+                let page = output.page().cloned().map(Box::new);
+                let shaping = tokio::task::spawn_blocking(move || policy.shape(output));
+                State::Shaping {
+                    shaping,
+                    page,
+                    attempts,
+                    elapsed,
+                }
+            }
+            _ => return Poll::Ready(Ended::new(Ok(Output::Raw(output)), attempts, elapsed)),
+        };
+        self.state = shaping;
+        self.poll(cx)
     }
 }
 

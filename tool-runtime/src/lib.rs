@@ -109,6 +109,7 @@ mod call;
 mod call_path;
 mod dynamic;
 mod gates;
+mod idempotency;
 mod limits;
 mod nested;
 mod observation;
@@ -131,6 +132,10 @@ pub use gates::{
     AuditRecord, AuditSink, AuditSummary, Compare, DecisionError, DecisionKeys, JsonlAudit,
     MemoryApprovalStore, MemoryAudit, PendingApproval, Policy, PolicyFileError, Preview, Scope,
     SignedDecision, verify_audit,
+};
+pub use idempotency::{
+    Claim, ConcurrentDuplicates, IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency,
+    SharedFailure, StoreError, StoredResult,
 };
 pub use limits::Limits;
 pub use observation::{Batch, Observation, Outcome, TurnReport};

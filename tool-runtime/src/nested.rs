@@ -62,6 +62,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             id: &call_id,
             name: tool_name,
             arguments: &arguments,
+            idempotency_key: None,
         };
         let session = Session::of_context(parent);
         let context =
@@ -84,6 +85,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                     id: &call_id,
                     name: tool_name,
                     arguments: &edited,
+                    idempotency_key: None,
                 };
                 let (planned, first) = self
                     .plan(&session, call, context)

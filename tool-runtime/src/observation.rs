@@ -57,6 +57,10 @@ pub struct Observation {
     /// The batch the call ran in, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) batch: Option<u32>,
+    /// Whether the answer is the result of an earlier execution of the same write, kept by
+    /// the idempotency layer (the tool did not run again).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) replayed: bool,
 }
 
 fn millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
@@ -107,6 +111,12 @@ impl Observation {
     /// Time from the start of the call to its answer, all attempts and backoff included.
     pub fn elapsed(&self) -> Duration {
         self.elapsed
+    }
+
+    /// Whether the answer is an earlier execution's result, replayed by the idempotency layer
+    /// (the tool did not run again).
+    pub fn replayed(&self) -> bool {
+        self.replayed
     }
 
     /// How many times the tool ran (0 when the call was answered before running).

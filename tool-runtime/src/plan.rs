@@ -16,6 +16,7 @@ use tool_core::{CallContext, SessionContext, Tool, ToolError, ToolFuture, ToolIn
 
 use crate::call::{Arguments, Session, ToolCall};
 use crate::gates::CallIdentity;
+use crate::idempotency::{CallKey, Layer};
 use crate::limits::{self, Limits};
 use crate::runtime::Shared;
 use crate::shells::contain;
@@ -36,6 +37,8 @@ pub(crate) struct Planned<'a> {
     pub(crate) version: Option<&'a Arc<str>>,
     /// The call's context: its own when the tool takes one, the turn's anonymous one otherwise.
     pub(crate) context: PlannedContext<'a>,
+    /// The call's idempotency key, when the layer applies to its tool.
+    pub(crate) idempotency: Option<Box<CallKey>>,
 }
 
 /// A call's context, owned or shared with the other calls of its turn.
@@ -50,6 +53,8 @@ pub(crate) struct CallRef<'a> {
     pub(crate) id: &'a Arc<str>,
     pub(crate) name: &'a str,
     pub(crate) arguments: &'a Arguments,
+    /// The key the caller supplied.
+    pub(crate) idempotency_key: Option<&'a str>,
 }
 
 impl<'a> CallRef<'a> {
@@ -59,6 +64,7 @@ impl<'a> CallRef<'a> {
             id: &call.id,
             name: &call.name,
             arguments: &call.arguments,
+            idempotency_key: call.idempotency_key.as_deref(),
         }
     }
 }
@@ -165,7 +171,22 @@ impl<D: Any + Send + Sync> Shared<D> {
         self.gates
             .admit_tool(&identity, tool.spec(), self.artifact_tool)?;
         limits::check_arguments(call.arguments, &self.limits)?;
-        let context = context(tool);
+        let idempotency = Layer::applies(tool.spec()).then(|| {
+            Box::new(self.idempotency.key(
+                session,
+                tool.spec(),
+                found.version.map(|version| &**version),
+                call.arguments,
+                call.idempotency_key,
+            ))
+        });
+        let context = match (context(tool), &idempotency) {
+            // The tool reads its key from its context, to forward it downstream.
+            (PlannedContext::Own(own), Some(key)) => {
+                PlannedContext::Own(own.with_idempotency_key(Arc::clone(&key.for_tool)))
+            }
+            (context, _) => context,
+        };
         let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
             .map_err(|error| validate::with_schema_fragment(error, tool.spec().input_schema()))?;
         validate::check_prepared(tool.spec(), call.arguments)?;
@@ -177,6 +198,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             version: found.version,
             context,
             tool,
+            idempotency,
         };
         Ok((plan, first))
     }

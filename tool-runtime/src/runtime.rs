@@ -18,6 +18,7 @@ use crate::builder::LeftOutTool;
 use crate::call::{Arguments, Session, ToolCall};
 use crate::call_path::{Finished, RunCall, call_span, record_end};
 use crate::gates::{self, Gates};
+use crate::idempotency::Layer;
 use crate::limits::Limits;
 use crate::observation::{Observation, TurnReport};
 use crate::output::{artifacts::ArtifactStore, redact::Redactor};
@@ -63,6 +64,8 @@ pub(crate) struct Shared<D> {
     pub(crate) artifact_tool: bool,
     /// Scope, roles, policy, approvals and audit.
     pub(crate) gates: Gates,
+    /// Exactly once for writes.
+    pub(crate) idempotency: Layer,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
@@ -241,6 +244,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 id: &call.id,
                 name: &call.name,
                 arguments,
+                idempotency_key: call.idempotency_key.as_deref(),
             };
             let replanned = shared
                 .plan(gate_session, edited, |tool| context_of(*index, tool))

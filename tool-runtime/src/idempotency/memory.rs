@@ -1,0 +1,295 @@
+//! The idempotency store of one process: claims and results in memory, bounded.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tool_core::BoxFuture;
+
+use super::store::{
+    Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError, StoredResult,
+};
+
+/// Claims and results in memory: the default store.
+///
+/// Concurrent duplicates wait for the execution holding their key and receive its result or
+/// its error. Results are kept for the window from the first claim and bounded (by default
+/// 10,000 entries and 64 MiB of results): when full, the oldest completed result is evicted
+/// first; a claim in flight is never evicted (a new claim beyond the bound waits for room by
+/// evicting results only, and is refused as unavailable when only claims are left).
+#[derive(Debug)]
+pub struct MemoryIdempotency {
+    max_entries: usize,
+    max_bytes: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    entries: HashMap<Id, Entry>,
+    /// Completed keys, oldest completion first (entries may have left already).
+    completed: VecDeque<Id>,
+    bytes: usize,
+}
+
+/// What names an entry: scope, tool and digest (the arguments' digest is kept with it, so an
+/// explicit key reused with other arguments finds the first call's entry).
+type Id = (String, String, String);
+
+fn id(key: &IdempotencyKey) -> Id {
+    (key.scope.clone(), key.tool.clone(), key.digest.clone())
+}
+
+#[derive(Debug)]
+struct Entry {
+    expires: Instant,
+    value: Value,
+}
+
+#[derive(Debug)]
+enum Value {
+    Pending {
+        holder: String,
+        /// Tells the waiters how the execution ended (`None` while it runs).
+        ended: watch::Sender<Option<Ending>>,
+    },
+    Done(StoredResult),
+}
+
+#[derive(Debug, Clone)]
+enum Ending {
+    Done,
+    Failed(SharedFailure),
+}
+
+impl Default for MemoryIdempotency {
+    fn default() -> Self {
+        Self::new(10_000, 64 * 1024 * 1024)
+    }
+}
+
+impl MemoryIdempotency {
+    /// A store keeping at most `max_entries` keys and `max_bytes` of results.
+    pub fn new(max_entries: usize, max_bytes: usize) -> Self {
+        Self {
+            max_entries: max_entries.max(1),
+            max_bytes,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// How many keys are kept (claims and results).
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// Whether no key is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn claim_now(&self, key: &IdempotencyKey, ttl: Duration) -> Result<Lookup, StoreError> {
+        let key = &id(key);
+        let now = Instant::now();
+        let mut state = self.lock();
+        if state
+            .entries
+            .get(key)
+            .is_some_and(|entry| entry.expires <= now)
+            && let Some(expired) = state.entries.remove(key)
+            && let Value::Done(result) = expired.value
+        {
+            state.bytes = state.bytes.saturating_sub(size_of(&result));
+        }
+        match state.entries.get(key).map(|entry| &entry.value) {
+            Some(Value::Done(result)) => return Ok(Lookup::Done(result.clone())),
+            Some(Value::Pending { .. }) => return Ok(Lookup::Pending),
+            None => {}
+        }
+        state.make_room(self.max_entries, self.max_bytes, 1, now);
+        if state.entries.len() >= self.max_entries {
+            return Err(StoreError(format!(
+                "{} calls are in flight, the most this store keeps",
+                state.entries.len()
+            )));
+        }
+        let holder = new_holder();
+        let (ended, _) = watch::channel(None);
+        state.entries.insert(
+            key.clone(),
+            Entry {
+                expires: now + ttl,
+                value: Value::Pending {
+                    holder: holder.clone(),
+                    ended,
+                },
+            },
+        );
+        Ok(Lookup::Claimed(Claim { holder }))
+    }
+
+    async fn wait_then_claim(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+        wait: Duration,
+    ) -> Result<Lookup, StoreError> {
+        let receiver = match self.lock().entries.get(&id(&key)).map(|entry| &entry.value) {
+            Some(Value::Pending { ended, .. }) => Some(ended.subscribe()),
+            _ => None,
+        };
+        if let Some(mut receiver) = receiver {
+            let ended = tokio::time::timeout(wait, receiver.wait_for(Option::is_some)).await;
+            match ended {
+                // Still running after the bound.
+                Err(_) => return Ok(Lookup::Pending),
+                Ok(Ok(ending)) => {
+                    if let Some(Ending::Failed(failure)) = ending.clone() {
+                        return Ok(Lookup::Failed(failure));
+                    }
+                }
+                // The holder's entry went away without an ending (evicted): look again.
+                Ok(Err(_)) => {}
+            }
+        }
+        self.claim_now(&key, ttl)
+    }
+
+    fn complete_now(&self, key: &IdempotencyKey, claim: &Claim, result: StoredResult) {
+        let key = &id(key);
+        let mut state = self.lock();
+        let size = size_of(&result);
+        let Some(entry) = state.entries.get_mut(key) else {
+            return;
+        };
+        let Value::Pending { holder, ended } = &entry.value else {
+            return;
+        };
+        if *holder != claim.holder {
+            return;
+        }
+        ended.send_replace(Some(Ending::Done));
+        entry.value = Value::Done(result);
+        state.bytes += size;
+        state.completed.push_back(key.clone());
+        let now = Instant::now();
+        state.make_room(self.max_entries, self.max_bytes, 0, now);
+    }
+
+    fn release_now(&self, key: &IdempotencyKey, claim: &Claim, failure: SharedFailure) {
+        let key = &id(key);
+        let mut state = self.lock();
+        let held = matches!(
+            state.entries.get(key).map(|entry| &entry.value),
+            Some(Value::Pending { holder, .. }) if *holder == claim.holder
+        );
+        if held
+            && let Some(entry) = state.entries.remove(key)
+            && let Value::Pending { ended, .. } = entry.value
+        {
+            ended.send_replace(Some(Ending::Failed(failure)));
+        }
+    }
+}
+
+impl State {
+    /// Evicts the oldest completed results until `more` entries fit within the bounds, and
+    /// expired results when the map is full. Claims in flight are never evicted.
+    fn make_room(&mut self, max_entries: usize, max_bytes: usize, more: usize, now: Instant) {
+        while self.entries.len() + more > max_entries || self.bytes > max_bytes {
+            let Some(oldest) = self.completed.pop_front() else {
+                break;
+            };
+            let done = matches!(
+                self.entries.get(&oldest),
+                Some(Entry {
+                    value: Value::Done(_),
+                    ..
+                })
+            );
+            if done
+                && let Some(entry) = self.entries.remove(&oldest)
+                && let Value::Done(result) = entry.value
+            {
+                self.bytes = self.bytes.saturating_sub(size_of(&result));
+            }
+        }
+        // Expired results anywhere go too (only when the map is still at its bound).
+        if self.entries.len() + more > max_entries {
+            let expired: Vec<Id> = self
+                .entries
+                .iter()
+                .filter(|(_, entry)| entry.expires <= now && matches!(entry.value, Value::Done(_)))
+                .map(|(key, _)| key.clone())
+                .collect();
+            for key in expired {
+                if let Some(Entry {
+                    value: Value::Done(result),
+                    ..
+                }) = self.entries.remove(&key)
+                {
+                    self.bytes = self.bytes.saturating_sub(size_of(&result));
+                }
+            }
+        }
+    }
+}
+
+fn size_of(result: &StoredResult) -> usize {
+    result.output.len()
+        + result.page.as_ref().map_or(0, String::len)
+        + result.arguments_digest.len()
+}
+
+/// A random token naming one holder.
+pub(crate) fn new_holder() -> String {
+    use rand::RngCore;
+    let mut bytes = [0_u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl IdempotencyStore for MemoryIdempotency {
+    fn claim(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
+        Box::pin(std::future::ready(self.claim_now(&key, ttl)))
+    }
+
+    fn wait(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+        wait: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
+        Box::pin(self.wait_then_claim(key, ttl, wait))
+    }
+
+    fn complete(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        result: StoredResult,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.complete_now(&key, &claim, result);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn release(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        failure: SharedFailure,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.release_now(&key, &claim, failure);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}

@@ -1,0 +1,298 @@
+//! Exactly once: the idempotency layer.
+//!
+//! A call of a tool that is neither read-only nor declared `idempotent` runs once per key
+//! within a window (10 minutes by default), whether the model repeats it, a user re-sends it
+//! or an upstream timeout retries it. The key is the scope (the session by default, or a
+//! tenant) + the tool + its version + the canonical form of the validated arguments (key
+//! order, an absent optional versus an explicit `null`, and filled-in defaults do not change
+//! it), or an explicit key the caller supplies with the call
+//! ([`ToolCall::with_idempotency_key`](crate::ToolCall::with_idempotency_key)).
+//!
+//! Only success is kept. A replay answers with the first call's result (`replayed: true`)
+//! without running the tool, its retries or its timeout. The layer sits inside the gates: a
+//! call they refuse never reaches the store.
+
+mod memory;
+mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use tool_core::{ErrorKind, ToolError, ToolSpec};
+
+pub use memory::MemoryIdempotency;
+pub use store::{
+    Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError, StoredResult,
+};
+
+use crate::call::{Arguments, Session};
+use crate::gates::decision::arguments_digest;
+
+/// What a call that finds its key held by a running execution gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConcurrentDuplicates {
+    /// It waits for that execution and receives its result or its error (the default: the
+    /// model sees one answer, and the work is done once).
+    #[default]
+    Share,
+    /// It is refused at once with `idempotency_in_progress` (as Stripe and AWS Lambda
+    /// Powertools do): the caller decides when to ask again.
+    Refuse,
+}
+
+/// Whose calls share results.
+pub(crate) type ScopeOf = Arc<dyn Fn(&Session) -> String + Send + Sync>;
+
+/// The idempotency layer's settings.
+pub(crate) struct Layer {
+    pub(crate) store: Arc<dyn IdempotencyStore>,
+    pub(crate) ttl: Duration,
+    /// How long a duplicate waits for the execution holding its key.
+    pub(crate) wait: Duration,
+    pub(crate) duplicates: ConcurrentDuplicates,
+    /// Run writes without the layer when the store is unreachable (logged), instead of
+    /// refusing them.
+    pub(crate) fail_open: bool,
+    pub(crate) scope: Option<ScopeOf>,
+}
+
+impl Default for Layer {
+    fn default() -> Self {
+        Self {
+            store: Arc::new(MemoryIdempotency::default()),
+            ttl: Duration::from_secs(600),
+            wait: Duration::from_secs(10),
+            duplicates: ConcurrentDuplicates::Share,
+            fail_open: false,
+            scope: None,
+        }
+    }
+}
+
+/// The key of one call, and what the tool is told.
+pub(crate) struct CallKey {
+    pub(crate) key: IdempotencyKey,
+    /// Whether the caller supplied it (a reuse with other arguments is refused).
+    pub(crate) explicit: bool,
+    /// What the tool reads from its context: the explicit key, or the fingerprint's digest.
+    pub(crate) for_tool: Arc<str>,
+}
+
+impl Layer {
+    /// Whether the layer applies to `spec`: by the tool's own choice, else to every tool that
+    /// is neither read-only nor idempotent.
+    pub(crate) fn applies(spec: &ToolSpec) -> bool {
+        match spec.idempotency() {
+            Some(choice) => choice,
+            None => !spec.execution().read_only && !spec.hints().idempotent,
+        }
+    }
+
+    /// The key of a call of `spec` with `arguments` in `session`.
+    pub(crate) fn key(
+        &self,
+        session: &Session,
+        spec: &ToolSpec,
+        version: Option<&str>,
+        arguments: &Arguments,
+        explicit: Option<&str>,
+    ) -> CallKey {
+        let scope = match &self.scope {
+            Some(scope) => scope(session),
+            None => session.id().to_owned(),
+        };
+        let value = match arguments {
+            Arguments::Value(value) => value.clone(),
+            Arguments::Json(text) => serde_json::from_str(text.trim()).unwrap_or(Value::Null),
+        };
+        let canonical = canonical_arguments(spec.input_schema(), &value);
+        let arguments_digest = arguments_digest(&canonical);
+        let mut fingerprint = Sha256::new();
+        match explicit {
+            Some(key) => {
+                fingerprint.update(b"key\n");
+                fingerprint.update(key.as_bytes());
+            }
+            None => {
+                fingerprint.update(b"args\n");
+                fingerprint.update(version.unwrap_or_default().as_bytes());
+                fingerprint.update(b"\n");
+                fingerprint.update(arguments_digest.as_bytes());
+            }
+        }
+        let digest: String = fingerprint
+            .finalize()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        let for_tool: Arc<str> = Arc::from(explicit.unwrap_or(&digest));
+        CallKey {
+            key: IdempotencyKey {
+                scope,
+                tool: spec.name().to_owned(),
+                digest,
+                arguments_digest,
+            },
+            explicit: explicit.is_some(),
+            for_tool,
+        }
+    }
+}
+
+/// The arguments as the tool reads them: defaults filled in, an explicit `null` for an
+/// optional field dropped (absent and `null` mean the same), nested objects alike. Key order
+/// is left to the digest, which sorts.
+pub(crate) fn canonical_arguments(schema: &Value, value: &Value) -> Value {
+    canonical_at(schema, schema, value, 0)
+}
+
+fn canonical_at(root: &Value, schema: &Value, value: &Value, depth: usize) -> Value {
+    // Deep schemas are cut short: the rest is kept as sent.
+    if depth > 64 {
+        return value.clone();
+    }
+    let schema = resolve(root, schema);
+    match value {
+        Value::Object(fields) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|names| names.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut canonical = Map::new();
+            for (name, field) in fields {
+                if field.is_null() && !required.contains(&name.as_str()) {
+                    continue;
+                }
+                let field_schema = properties
+                    .and_then(|properties| properties.get(name))
+                    .unwrap_or(&Value::Null);
+                canonical.insert(
+                    name.clone(),
+                    canonical_at(root, field_schema, field, depth + 1),
+                );
+            }
+            if let Some(properties) = properties {
+                for (name, field_schema) in properties {
+                    if canonical.contains_key(name) {
+                        continue;
+                    }
+                    if let Some(default) = resolve(root, field_schema).get("default")
+                        && !default.is_null()
+                    {
+                        canonical.insert(name.clone(), default.clone());
+                    }
+                }
+            }
+            Value::Object(canonical)
+        }
+        Value::Array(items) => {
+            let item_schema = schema.get("items").unwrap_or(&Value::Null);
+            Value::Array(
+                items
+                    .iter()
+                    .map(|item| canonical_at(root, item_schema, item, depth + 1))
+                    .collect(),
+            )
+        }
+        // An integral float is the integer it stands for (`1.0` is `1`).
+        Value::Number(number) => match number.as_f64() {
+            Some(float)
+                if !number.is_i64()
+                    && !number.is_u64()
+                    && float.fract() == 0.0
+                    && float.abs() < 9.0e15 =>
+            {
+                Value::from(float as i64)
+            }
+            _ => value.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// A schema with a local `$ref` followed (one level: schemars' `#/$defs/Name`).
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => reference
+            .strip_prefix('#')
+            .and_then(|pointer| root.pointer(pointer))
+            .unwrap_or(schema),
+        None => schema,
+    }
+}
+
+/// The observation of a call whose key the store could not answer for.
+pub(crate) fn unavailable(error: &StoreError) -> ToolError {
+    ToolError::new(
+        ErrorKind::IdempotencyUnavailable,
+        "this change was not made: the record that keeps it from happening twice is unavailable",
+    )
+    .with_hint("try again in a moment")
+    .with_details(serde_json::json!({ "reason": error.0 }))
+}
+
+/// An explicit key reused with other arguments.
+pub(crate) fn key_reused() -> ToolError {
+    ToolError::new(
+        ErrorKind::IdempotencyKeyReused,
+        "this idempotency key was already used with other arguments",
+    )
+    .with_hint("use a new key for a different request")
+}
+
+/// A duplicate refused while the first execution runs.
+pub(crate) fn in_progress(elsewhere: bool) -> ToolError {
+    if elsewhere {
+        ToolError::new(
+            ErrorKind::InProgressElsewhere,
+            "the same call is still running elsewhere; its result is not known yet",
+        )
+        .with_hint("do not repeat it; check its effect later")
+    } else {
+        ToolError::new(
+            ErrorKind::IdempotencyInProgress,
+            "the same call is running now",
+        )
+        .with_hint("wait for its result instead of repeating it")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn absent_null_defaults_and_key_order_do_not_change_the_canonical_form() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "subject": { "type": "string" },
+                "priority": { "type": "string", "default": "normal" },
+                "note": { "type": ["string", "null"] },
+                "address": { "$ref": "#/$defs/Address" }
+            },
+            "required": ["subject"],
+            "$defs": { "Address": { "type": "object", "properties": {
+                "city": { "type": "string" }, "zip": { "type": ["string", "null"], "default": null }
+            } } }
+        });
+        let a = canonical_arguments(
+            &schema,
+            &json!({ "subject": "x", "address": { "city": "P" } }),
+        );
+        let b = canonical_arguments(
+            &schema,
+            &json!({ "address": { "zip": null, "city": "P" }, "note": null, "priority": "normal", "subject": "x" }),
+        );
+        assert_eq!(arguments_digest(&a), arguments_digest(&b));
+        let c = canonical_arguments(&schema, &json!({ "subject": "x", "priority": "high" }));
+        assert_ne!(arguments_digest(&a), arguments_digest(&c));
+        let one = canonical_arguments(&json!({}), &json!({ "n": 1.0 }));
+        assert_eq!(one, json!({ "n": 1 }));
+    }
+}

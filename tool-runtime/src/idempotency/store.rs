@@ -1,0 +1,152 @@
+//! Where the idempotency layer keeps its claims and results: the [`IdempotencyStore`] trait.
+//!
+//! A key moves through two states: *pending* (claimed by one execution, identified by a holder
+//! token) and *done* (the execution succeeded; its result is kept until the key expires). The
+//! window counts from the first claim: completing keeps the remaining time. Only success is
+//! kept: a failed execution releases its claim, and only if it still holds it.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tool_core::BoxFuture;
+
+/// The identity of one idempotent execution. A store names its entry by `scope`, `tool` and
+/// `digest`; `arguments_digest` is kept with the entry (an explicit key reused with other
+/// arguments finds the first call's entry and is refused).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey {
+    /// Whose calls share results: the session by default, or a configured tenant.
+    pub scope: String,
+    /// The tool.
+    pub tool: String,
+    /// SHA-256 (lowercase hex) of the fingerprint: the tool's version and the canonical
+    /// validated arguments, or the explicit key the caller supplied.
+    pub digest: String,
+    /// SHA-256 (lowercase hex) of the canonical arguments: an explicit key reused with other
+    /// arguments is refused by comparing it.
+    pub arguments_digest: String,
+}
+
+/// What a successful execution returned, as kept for replays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredResult {
+    /// The digest of the arguments that produced it.
+    pub arguments_digest: String,
+    /// The tool's output, as JSON text.
+    pub output: String,
+    /// The page metadata of a pagination tool's output, as JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
+}
+
+/// How a failed execution ended, for the concurrent duplicates that shared it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedFailure {
+    /// The error's kind.
+    pub kind: String,
+    /// The error's message.
+    pub message: String,
+}
+
+/// A claim on a key: only its holder completes or releases it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// A random token naming this holder.
+    pub holder: String,
+}
+
+/// What a store found for a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// The key was free: this caller holds it now and runs the call.
+    Claimed(Claim),
+    /// A previous execution succeeded within the window: its result.
+    Done(StoredResult),
+    /// Another execution holds the key.
+    Pending,
+    /// The execution this caller waited for failed (stores that share an in-flight
+    /// execution's failure with its waiters; others answer [`Lookup::Claimed`] or
+    /// [`Lookup::Pending`] after a failure).
+    Failed(SharedFailure),
+}
+
+/// The store could not answer (unreachable, timed out, a value it cannot read).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the idempotency store is unavailable: {0}")]
+pub struct StoreError(pub String);
+
+/// Claims, results and releases of idempotent executions, shared by every instance that
+/// serves the same sessions. Arguments are owned, so a call's path keeps the returned future
+/// without borrowing from itself.
+pub trait IdempotencyStore: Send + Sync + 'static {
+    /// Claims `key` for `ttl` (from now) if it is free; otherwise says what holds it.
+    fn claim(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>>;
+
+    /// Waits up to `wait` for the execution holding `key` to end, then looks again (claiming
+    /// the key for `ttl` if it became free). Answers [`Lookup::Pending`] when still held.
+    fn wait(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+        wait: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>>;
+
+    /// Keeps the result of the execution `claim` holds; the key keeps its remaining time.
+    fn complete(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        result: StoredResult,
+    ) -> BoxFuture<'_, Result<(), StoreError>>;
+
+    /// Releases the key after the execution `claim` holds failed, only if `claim` still holds
+    /// it (a late release never removes another holder's claim). `failure` is shared with the
+    /// waiters of stores that share it.
+    fn release(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        failure: SharedFailure,
+    ) -> BoxFuture<'_, Result<(), StoreError>>;
+}
+
+impl<T: IdempotencyStore + ?Sized> IdempotencyStore for std::sync::Arc<T> {
+    fn claim(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
+        (**self).claim(key, ttl)
+    }
+
+    fn wait(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+        wait: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
+        (**self).wait(key, ttl, wait)
+    }
+
+    fn complete(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        result: StoredResult,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        (**self).complete(key, claim, result)
+    }
+
+    fn release(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        failure: SharedFailure,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        (**self).release(key, claim, failure)
+    }
+}
