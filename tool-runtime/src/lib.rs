@@ -133,6 +133,8 @@ pub use gates::{
     MemoryApprovalStore, MemoryAudit, PendingApproval, Policy, PolicyFileError, Preview, Scope,
     SignedDecision, verify_audit,
 };
+#[cfg(feature = "redis")]
+pub use idempotency::{RedisStore, RedisStoreError};
 pub use idempotency::{
     Claim, ConcurrentDuplicates, IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency,
     SharedFailure, StoreError, StoredResult,

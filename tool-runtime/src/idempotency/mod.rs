@@ -13,6 +13,8 @@
 //! call they refuse never reaches the store.
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod store;
 
 use std::sync::Arc;
@@ -23,6 +25,8 @@ use sha2::{Digest, Sha256};
 use tool_core::{ErrorKind, ToolError, ToolSpec};
 
 pub use memory::MemoryIdempotency;
+#[cfg(feature = "redis")]
+pub use redis::{RedisStore, RedisStoreError};
 pub use store::{
     Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError, StoredResult,
 };
