@@ -134,7 +134,7 @@ pub use gates::{
     SignedDecision, verify_audit,
 };
 #[cfg(feature = "redis")]
-pub use idempotency::{RedisStore, RedisStoreError};
+pub use idempotency::RedisStore;
 pub use idempotency::{
     Claim, ConcurrentDuplicates, IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency,
     SharedFailure, StoreError, StoredResult,

@@ -26,7 +26,7 @@ use tool_core::{ErrorKind, ToolError, ToolSpec};
 
 pub use memory::MemoryIdempotency;
 #[cfg(feature = "redis")]
-pub use redis::{RedisStore, RedisStoreError};
+pub use redis::RedisStore;
 pub use store::{
     Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError, StoredResult,
 };
