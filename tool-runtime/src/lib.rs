@@ -109,6 +109,7 @@ mod call;
 mod call_path;
 mod dynamic;
 mod gates;
+mod hex;
 mod idempotency;
 mod limits;
 mod nested;

@@ -3,7 +3,6 @@
 //! [`JsonlAudit`] appends hash-chained JSON lines to a file (its documentation defines the
 //! format), [`verify_audit`] checks such a file, [`MemoryAudit`] keeps the same lines in memory.
 
-use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -173,7 +172,7 @@ impl Chain {
 /// The line of `content`: its JSON text with the `hash` field added last.
 fn line_of(content: &LineContent<'_>) -> io::Result<NextLine> {
     let content = serde_json::to_string(content).map_err(io::Error::other)?;
-    let hash = sha256_hex(content.as_bytes());
+    let hash = crate::hex::sha256(content.as_bytes());
     let Some(open) = content.strip_suffix('}') else {
         return Err(io::Error::other(
             "an audit line did not serialize as a JSON object",
@@ -185,19 +184,6 @@ fn line_of(content: &LineContent<'_>) -> io::Result<NextLine> {
     text.push_str(&hash);
     text.push_str("\"}\n");
     Ok(NextLine { text, hash })
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(digest: &[u8]) -> String {
-    let mut hex = String::with_capacity(2 * digest.len());
-    for byte in digest {
-        // Writing to a String cannot fail.
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
 }
 
 fn is_hash(text: &str) -> bool {
@@ -314,7 +300,7 @@ fn check_line(bytes: &[u8]) -> Result<CheckedLine, LineProblem> {
     let mut hasher = Sha256::new();
     hasher.update(content.as_bytes());
     hasher.update(b"}");
-    if hex(&hasher.finalize()) != head.hash {
+    if crate::hex::encode(&hasher.finalize()) != head.hash {
         return Err(LineProblem::Edited);
     }
     Ok(CheckedLine {
@@ -905,7 +891,7 @@ mod tests {
              \"decision\":\"out_of_scope\",\"reason\":\"over\\nlimit\",\"approval_id\":null,\
              \"outcome\":null,\"prev\":\"{GENESIS}\"}}"
         );
-        let hash = sha256_hex(content.as_bytes());
+        let hash = crate::hex::sha256(content.as_bytes());
         let expected = format!(
             "{},\"hash\":\"{hash}\"}}\n",
             content.strip_suffix('}').expect("an object")

@@ -527,7 +527,7 @@ fn malformed(why: &str) -> DecisionError {
 pub(crate) fn arguments_digest(arguments: &Value) -> String {
     let mut hasher = Sha256::new();
     write_canonical(arguments, &mut |bytes| hasher.update(bytes));
-    hex(&hasher.finalize())
+    crate::hex::encode(&hasher.finalize())
 }
 
 /// Writes the canonical JSON of `value` to `out`, piece by piece.
@@ -573,16 +573,6 @@ fn write_canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
             Step::Value(scalar) => out(scalar.to_string().as_bytes()),
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
-    }
-    text
 }
 
 /// Where pending approvals wait, and where a decision is consumed once.
@@ -1141,7 +1131,7 @@ mod tests {
         assert_eq!(String::from_utf8(text).expect("utf-8"), canonical);
         assert_eq!(
             arguments_digest(&value),
-            hex(&Sha256::digest(canonical.as_bytes()))
+            crate::hex::sha256(canonical.as_bytes())
         );
         // A known vector: SHA-256 of `{}`.
         assert_eq!(

@@ -187,7 +187,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             gates.note(identity, Some(&digest), AuditDecision::Deny, why, None);
             return Err(denied(why));
         }
-        let request_id = new_request_id();
+        let request_id = crate::hex::random_token();
         let pending = PendingApproval {
             request_id: request_id.clone(),
             session: identity.session.id().to_owned(),
@@ -244,12 +244,4 @@ impl<D: Any + Send + Sync> Shared<D> {
         self.gates
             .record_outcome(&planned.identity(session), outcome);
     }
-}
-
-/// 128 random bits, hex: a request id nobody can guess.
-fn new_request_id() -> String {
-    use rand::RngCore;
-    let mut bytes = [0_u8; 16];
-    rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -119,7 +119,7 @@ impl MemoryIdempotency {
                 state.entries.len()
             )));
         }
-        let holder = new_holder();
+        let holder = crate::hex::random_token();
         let (ended, _) = watch::channel(None);
         state.entries.insert(
             key.clone(),
@@ -245,14 +245,6 @@ fn size_of(result: &StoredResult) -> usize {
     result.output.len()
         + result.page.as_ref().map_or(0, String::len)
         + result.arguments_digest.len()
-}
-
-/// A random token naming one holder.
-pub(crate) fn new_holder() -> String {
-    use rand::RngCore;
-    let mut bytes = [0_u8; 16];
-    rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl IdempotencyStore for MemoryIdempotency {

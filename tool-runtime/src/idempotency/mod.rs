@@ -126,11 +126,7 @@ impl Layer {
                 fingerprint.update(arguments_digest.as_bytes());
             }
         }
-        let digest: String = fingerprint
-            .finalize()
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
+        let digest = crate::hex::encode(&fingerprint.finalize());
         let for_tool: Arc<str> = Arc::from(explicit.unwrap_or(&digest));
         CallKey {
             key: IdempotencyKey {
