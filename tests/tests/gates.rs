@@ -584,6 +584,7 @@ async fn a_pending_call_resumes_in_another_runtime_once() {
     // A replay is refused: the decision was consumed.
     let report = second.resume(&session, [decision]).await;
     assert_eq!(kinds(&report), [Some("invalid_decision")]);
+    assert_eq!(report.observations()[0].call_id(), "c1");
     assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
 }
 

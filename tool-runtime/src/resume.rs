@@ -61,8 +61,9 @@ impl<D: Any + Send + Sync> Runtime<D> {
     /// denied one is answered `denied` with the person's reason.
     ///
     /// The report answers the resumed calls in the order of `decisions`, then every refused
-    /// decision (`invalid_decision`, under the call id it claimed when it could be read,
-    /// otherwise `decision-<position>`).
+    /// decision (`invalid_decision`): under the call id it names when this runtime's keys
+    /// verify it (a replay, a decision for another session), otherwise under
+    /// `decision-<position>` (a forged or expired one names nothing that can be trusted).
     pub async fn resume(
         &self,
         session: &Session,
@@ -74,21 +75,23 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut approved = Vec::new();
         let mut refused = Vec::new();
         for (position, signed) in decisions.as_ref().iter().enumerate() {
+            // A decision this runtime signed names its call; one it cannot read names nothing.
+            let mut claimed_call: Option<String> = None;
             let checked = match keys {
                 None => Err(ToolError::new(
                     ErrorKind::InvalidDecision,
                     "this runtime has no decision keys and resumes nothing",
                 )),
-                Some(keys) => decision::verify(keys, signed, SystemTime::now()).map_err(|error| {
-                    ToolError::new(
+                Some(keys) => match decision::verify(keys, signed, SystemTime::now()) {
+                    Ok(claims) => {
+                        claimed_call = Some(claims.call_id.clone());
+                        self.claim(session, claims).await
+                    }
+                    Err(error) => Err(ToolError::new(
                         ErrorKind::InvalidDecision,
                         format!("the decision was refused: {error}"),
-                    )
-                }),
-            };
-            let checked = match checked {
-                Ok(claims) => self.claim(session, claims).await,
-                Err(error) => Err(error),
+                    )),
+                },
             };
             match checked {
                 Ok((pending, Approval::Deny(reason))) => {
@@ -120,7 +123,10 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 }
                 Err(error) => {
                     tracing::warn!(position, kind = %error.kind(), "a decision was refused");
-                    let call_id: Arc<str> = Arc::from(format!("decision-{position}"));
+                    let call_id: Arc<str> = match claimed_call {
+                        Some(call_id) => Arc::from(call_id),
+                        None => Arc::from(format!("decision-{position}")),
+                    };
                     refused.push(shared.rejected(session.id(), &call_id, "", error));
                 }
             }

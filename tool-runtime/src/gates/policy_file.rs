@@ -891,6 +891,8 @@ mod tests {
             "fetch_shipping_label",
             "export_order_history",
             "get_integration_config",
+            "cancel_order",
+            "issue_refund",
         ];
         assert!(names.iter().all(|name| known.contains(name)), "{names:?}");
         assert!(policy.named_tools().all(|(_, line)| line.is_some()));
