@@ -15,6 +15,27 @@ export CARGO_PROFILE_DEV_DEBUG=0
 
 step() { printf '\n== %s\n' "$*"; }
 
+# The Redis store's tests (tests/tests/redis_store.rs) start their own redis-server on a free
+# loopback port; a machine without one gets Debian's package, quietly (its log is shown only if
+# the install fails). Nothing is started here.
+if ! command -v redis-server >/dev/null 2>&1; then
+    step "apt-get install redis-server (the Redis store's tests start their own)"
+    as_root=()
+    if [ "$(id -u)" -ne 0 ]; then as_root=(sudo -n); fi
+    apt_log="$(mktemp)"
+    if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$apt_log" 2>&1; then
+        echo "apt-get update failed; installing from the package lists at hand"
+    fi
+    if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends redis-server >>"$apt_log" 2>&1; then
+        cat "$apt_log"
+        echo "could not install redis-server: install it (apt-get install redis-server) and re-run"
+        exit 1
+    fi
+    rm -f "$apt_log"
+    redis-server --version
+fi
+
 step "cargo fmt --all --check"
 cargo fmt --all --check
 

@@ -1,0 +1,816 @@
+//! [`RedisStore`]: idempotency claims and pending approvals in Redis, shared by every process
+//! that connects to the same server (feature `redis`).
+//!
+//! # Key layout
+//!
+//! Every key starts with the store's prefix (`tools` unless [`RedisStore::with_prefix`] says
+//! otherwise). Each variable segment (scope, tool, session, request id) is escaped, `%` as
+//! `%25` and `:` as `%3A`, so no two different keys share the same text (scope `a:b` with tool
+//! `c` never meets scope `a` with tool `b:c`).
+//!
+//! | key | type | holds | expires |
+//! |---|---|---|---|
+//! | `<prefix>:idem:<scope>:<tool>:<digest>` | string | the claim or the result, JSON | the idempotency window, from the first claim |
+//! | `<prefix>:approval:<session>:<request_id>` | string | a [`PendingApproval`], JSON | [`RedisStore::with_approval_ttl`] (24 h) after it was put |
+//! | `<prefix>:approvals:<session>` | sorted set | the session's pending request ids (escaped), scored by arrival | with the session's newest request |
+//! | `<prefix>:approval-seq` | string | the arrival counter that orders requests across processes | never |
+//!
+//! An idempotency value is `{"state":"pending","holder":"…","arguments_digest":"…"}` while an
+//! execution holds the key and `{"state":"done","result":{…}}` (a [`StoredResult`]) once it
+//! succeeded.
+//!
+//! # Round trips
+//!
+//! Every operation is one Lua script, run with `EVALSHA`: a claim that finds a result costs
+//! one round trip, a claim that wins and its completion cost two. The scripts are loaded
+//! when the store connects (one round trip for all); a server that lost them (a restart,
+//! `SCRIPT FLUSH`) answers `NOSCRIPT` once per script, and the client loads it again (two
+//! more round trips, once). `wait` polls
+//! the claim script with a backoff of 10 ms doubling to 100 ms. An approval's `put`,
+//! `pending` and `take` are one round trip each; `take` reads and deletes in one script, so
+//! across processes exactly one caller gets a request.
+//!
+//! The scripts compute the approval keys they read from the session's index, so the store
+//! suits a single Redis server (or a primary behind Sentinel), not Redis Cluster.
+//!
+//! # Bounds
+//!
+//! Every operation answers within the store's command timeout (2 s unless
+//! [`RedisStore::connect_with_timeout`] says otherwise; `wait` within its wait and one
+//! timeout more): an unreachable or silent server is a [`StoreError`] (an [`io::Error`] for
+//! approvals), never a hang. The connection is a
+//! [`ConnectionManager`], which reconnects after the server comes back.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::time::Duration;
+
+use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use ::redis::{Client, RedisError, Script};
+use serde::{Deserialize, Serialize};
+use tool_core::BoxFuture;
+
+use super::store::{
+    Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError, StoredResult,
+};
+use crate::gates::{ApprovalStore, PendingApproval};
+
+/// The prefix of every key unless [`RedisStore::with_prefix`] says otherwise.
+const DEFAULT_PREFIX: &str = "tools";
+
+/// How long one operation may take unless [`RedisStore::connect_with_timeout`] says
+/// otherwise.
+const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a pending approval is kept unless [`RedisStore::with_approval_ttl`] says
+/// otherwise.
+const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The first pause of [`IdempotencyStore::wait`] between two looks; it doubles up to
+/// [`MAX_POLL_DELAY`].
+const FIRST_POLL_DELAY: Duration = Duration::from_millis(10);
+
+/// The longest pause of [`IdempotencyStore::wait`] between two looks.
+const MAX_POLL_DELAY: Duration = Duration::from_millis(100);
+
+/// The longest expiry given to Redis, in milliseconds (about 146 million years): longer ones
+/// would overflow the server's clock arithmetic.
+const MAX_TTL_MILLIS: u64 = 1 << 62;
+
+/// Claims the key if it is free; otherwise returns what holds it.
+///
+/// KEYS[1]: the key. ARGV[1]: the pending value. ARGV[2]: the window in milliseconds.
+/// Returns nil when claimed, else the current value.
+const CLAIM_SCRIPT: &str = r"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return false
+end
+return redis.call('GET', KEYS[1])
+";
+
+/// Whether the value of KEYS[1] is pending with holder ARGV[1] (shared by complete and
+/// release).
+const HELD_BY: &str = r"
+local function held_by(key, holder)
+  local current = redis.call('GET', key)
+  if not current then
+    return false
+  end
+  local ok, value = pcall(cjson.decode, current)
+  return ok and type(value) == 'table' and value.state == 'pending' and value.holder == holder
+end
+";
+
+/// Keeps the result if the claim still holds the key, keeping the key's remaining time.
+///
+/// KEYS[1]: the key. ARGV[1]: the holder. ARGV[2]: the done value. Returns 1 when kept.
+const COMPLETE_BODY: &str = r"
+if held_by(KEYS[1], ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
+return 0
+";
+
+/// Deletes the key if the claim still holds it.
+///
+/// KEYS[1]: the key. ARGV[1]: the holder. Returns 1 when deleted.
+const RELEASE_BODY: &str = r"
+if held_by(KEYS[1], ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+";
+
+/// Keeps a pending approval unless its id is already pending in the session.
+///
+/// KEYS[1]: the request's key. KEYS[2]: the session's index. KEYS[3]: the arrival counter.
+/// ARGV[1]: the request, JSON. ARGV[2]: the ttl in milliseconds. ARGV[3]: the index member
+/// (the escaped request id). Returns 1 when kept, 0 when the id is already pending.
+const PUT_APPROVAL_SCRIPT: &str = r"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local seq = redis.call('INCR', KEYS[3])
+  redis.call('ZADD', KEYS[2], seq, ARGV[3])
+  if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  end
+  return 1
+end
+return 0
+";
+
+/// The session's pending approvals, oldest first; index entries whose request expired are
+/// dropped.
+///
+/// KEYS[1]: the session's index. ARGV[1]: the request keys' common prefix (up to the id).
+/// Returns the requests' JSON texts.
+const PENDING_APPROVALS_SCRIPT: &str = r"
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+local found = {}
+for _, id in ipairs(ids) do
+  local value = redis.call('GET', ARGV[1] .. id)
+  if value then
+    found[#found + 1] = value
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return found
+";
+
+/// Removes and returns one pending approval.
+///
+/// KEYS[1]: the request's key. KEYS[2]: the session's index. ARGV[1]: the index member.
+/// Returns the request's JSON, or nil when it is not pending.
+const TAKE_APPROVAL_SCRIPT: &str = r"
+local value = redis.call('GET', KEYS[1])
+if value then
+  redis.call('DEL', KEYS[1])
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+return value
+";
+
+/// What went wrong talking to Redis.
+///
+/// The idempotency operations answer it as a [`StoreError`] (its text); the approval
+/// operations as an [`io::Error`] whose kind says what happened (`TimedOut`,
+/// `ConnectionRefused`, `ConnectionAborted`, `InvalidData`, `Other`) and whose
+/// [`get_ref`](io::Error::get_ref) downcasts to this error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RedisStoreError {
+    /// The server answered an error, or the connection failed.
+    #[error("redis: {0}")]
+    Redis(#[from] RedisError),
+    /// No answer within the command timeout.
+    #[error("redis did not answer within {0:?}")]
+    Timeout(Duration),
+    /// A value the store cannot read.
+    #[error("unreadable value at `{key}`: {source}")]
+    Decode {
+        /// The key that held it.
+        key: String,
+        /// Why it could not be read.
+        source: serde_json::Error,
+    },
+    /// A value the store cannot write.
+    #[error("cannot encode the value for `{key}`: {source}")]
+    Encode {
+        /// The key it was meant for.
+        key: String,
+        /// Why it could not be written.
+        source: serde_json::Error,
+    },
+}
+
+impl From<RedisStoreError> for StoreError {
+    fn from(error: RedisStoreError) -> Self {
+        StoreError(error.to_string())
+    }
+}
+
+impl From<RedisStoreError> for io::Error {
+    fn from(error: RedisStoreError) -> Self {
+        let kind = match &error {
+            RedisStoreError::Timeout(_) => io::ErrorKind::TimedOut,
+            RedisStoreError::Redis(redis) if redis.is_timeout() => io::ErrorKind::TimedOut,
+            RedisStoreError::Redis(redis) if redis.is_connection_refusal() => {
+                io::ErrorKind::ConnectionRefused
+            }
+            RedisStoreError::Redis(redis) if redis.is_connection_dropped() => {
+                io::ErrorKind::ConnectionAborted
+            }
+            RedisStoreError::Redis(_) => io::ErrorKind::Other,
+            RedisStoreError::Decode { .. } | RedisStoreError::Encode { .. } => {
+                io::ErrorKind::InvalidData
+            }
+        };
+        io::Error::new(kind, error)
+    }
+}
+
+/// An idempotency value as written.
+#[derive(Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+enum EntryRef<'a> {
+    /// An execution holds the key.
+    Pending {
+        holder: &'a str,
+        arguments_digest: &'a str,
+    },
+    /// An execution succeeded.
+    Done { result: &'a StoredResult },
+}
+
+/// An idempotency value as read.
+#[derive(Deserialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+enum Entry {
+    /// An execution holds the key (who does is the scripts' business).
+    Pending {},
+    /// An execution succeeded.
+    Done { result: StoredResult },
+}
+
+/// The scripts, loaded once per store, with their sources (to load them all in one round
+/// trip).
+struct Scripts {
+    claim: Script,
+    complete: Script,
+    release: Script,
+    put_approval: Script,
+    pending_approvals: Script,
+    take_approval: Script,
+    sources: [String; 6],
+}
+
+impl Scripts {
+    fn new() -> Self {
+        let sources = [
+            CLAIM_SCRIPT.to_owned(),
+            format!("{HELD_BY}{COMPLETE_BODY}"),
+            format!("{HELD_BY}{RELEASE_BODY}"),
+            PUT_APPROVAL_SCRIPT.to_owned(),
+            PENDING_APPROVALS_SCRIPT.to_owned(),
+            TAKE_APPROVAL_SCRIPT.to_owned(),
+        ];
+        let [
+            claim,
+            complete,
+            release,
+            put_approval,
+            pending_approvals,
+            take_approval,
+        ] = sources.each_ref().map(|source| Script::new(source));
+        Self {
+            claim,
+            complete,
+            release,
+            put_approval,
+            pending_approvals,
+            take_approval,
+            sources,
+        }
+    }
+}
+
+/// An [`IdempotencyStore`] and an [`ApprovalStore`] in Redis (feature `redis`): claims,
+/// results and pending approvals shared by every process connected to the same server.
+///
+/// Each operation is one Lua script (one round trip) and answers within the command timeout
+/// (2 s by default): an unreachable server is an error, never a hang. The module
+/// documentation gives the key layout and the scripts' contracts.
+///
+/// Cloning is cheap: clones share the connection.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), tool_runtime::StoreError> {
+/// use tool_runtime::RedisStore;
+///
+/// let store = RedisStore::connect("redis://127.0.0.1:6379/").await?.with_prefix("agent");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct RedisStore {
+    connection: ConnectionManager,
+    scripts: std::sync::Arc<Scripts>,
+    prefix: String,
+    command_timeout: Duration,
+    approval_ttl: Duration,
+}
+
+impl fmt::Debug for RedisStore {
+    // The connection's description may hold the URL's password: left out.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.prefix)
+            .field("command_timeout", &self.command_timeout)
+            .field("approval_ttl", &self.approval_ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Connects to the Redis server at `url` (`redis://[:password@]host[:port][/db]`, or
+    /// `rediss://` where the `redis` crate is built with TLS), with a command timeout of 2 s.
+    ///
+    /// Fails if the URL is malformed or the server does not answer within the timeout.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with_timeout(url, DEFAULT_COMMAND_TIMEOUT).await
+    }
+
+    /// Connects like [`connect`](Self::connect), with `command_timeout` bounding each
+    /// operation (and the connection itself): past it, an operation answers an error.
+    pub async fn connect_with_timeout(
+        url: &str,
+        command_timeout: Duration,
+    ) -> Result<Self, StoreError> {
+        let client = Client::open(url).map_err(RedisStoreError::from)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(command_timeout))
+            .set_response_timeout(Some(command_timeout))
+            .set_number_of_retries(2)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(command_timeout / 4);
+        let connection = bounded(command_timeout, async {
+            Ok(ConnectionManager::new_with_config(client, config).await?)
+        })
+        .await?;
+        let store = Self {
+            connection,
+            scripts: std::sync::Arc::new(Scripts::new()),
+            prefix: DEFAULT_PREFIX.to_owned(),
+            command_timeout,
+            approval_ttl: DEFAULT_APPROVAL_TTL,
+        };
+        store.load_scripts().await?;
+        Ok(store)
+    }
+
+    /// Prefixes every key with `prefix` instead of `tools` (several applications can share
+    /// one server).
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Keeps pending approvals for `ttl` (24 h by default) after they were put; past it a
+    /// request is gone and its decision finds nothing to resume.
+    #[must_use]
+    pub fn with_approval_ttl(mut self, ttl: Duration) -> Self {
+        self.approval_ttl = ttl;
+        self
+    }
+
+    /// The prefix of the store's keys.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// How long one operation may take before it answers an error.
+    pub fn command_timeout(&self) -> Duration {
+        self.command_timeout
+    }
+
+    /// The key of an idempotent execution: `<prefix>:idem:<scope>:<tool>:<digest>`, each
+    /// segment escaped (`%` as `%25`, `:` as `%3A`; a hex digest is unchanged).
+    pub fn idempotency_key(&self, key: &IdempotencyKey) -> String {
+        format!(
+            "{}:idem:{}:{}:{}",
+            self.prefix,
+            escape(&key.scope),
+            escape(&key.tool),
+            escape(&key.digest)
+        )
+    }
+
+    /// The key of a pending approval: `<prefix>:approval:<session>:<request_id>`, session and
+    /// id escaped (`%` as `%25`, `:` as `%3A`).
+    pub fn approval_key(&self, session: &str, request_id: &str) -> String {
+        format!(
+            "{}{}",
+            self.approval_key_prefix(session),
+            escape(request_id)
+        )
+    }
+
+    /// The sorted set of a session's pending request ids: `<prefix>:approvals:<session>`.
+    pub fn approval_index_key(&self, session: &str) -> String {
+        format!("{}:approvals:{}", self.prefix, escape(session))
+    }
+
+    fn approval_key_prefix(&self, session: &str) -> String {
+        format!("{}:approval:{}:", self.prefix, escape(session))
+    }
+
+    fn approval_seq_key(&self) -> String {
+        format!("{}:approval-seq", self.prefix)
+    }
+
+    /// Loads every script in one round trip, so the first call of each is one `EVALSHA`.
+    async fn load_scripts(&self) -> Result<(), RedisStoreError> {
+        let mut pipeline = ::redis::pipe();
+        for source in &self.scripts.sources {
+            pipeline.cmd("SCRIPT").arg("LOAD").arg(source).ignore();
+        }
+        let mut connection = self.connection.clone();
+        bounded(self.command_timeout, async move {
+            pipeline.query_async::<()>(&mut connection).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Runs the claim script once.
+    async fn claim_once(
+        &self,
+        redis_key: &str,
+        key: &IdempotencyKey,
+        ttl: Duration,
+    ) -> Result<Lookup, RedisStoreError> {
+        let holder = new_holder();
+        let pending = encode(
+            redis_key,
+            &EntryRef::Pending {
+                holder: &holder,
+                arguments_digest: &key.arguments_digest,
+            },
+        )?;
+        let mut connection = self.connection.clone();
+        let found: Option<String> = bounded(self.command_timeout, async move {
+            Ok(self
+                .scripts
+                .claim
+                .key(redis_key)
+                .arg(pending)
+                .arg(ttl_millis(ttl))
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await?;
+        let Some(text) = found else {
+            return Ok(Lookup::Claimed(Claim { holder }));
+        };
+        match serde_json::from_str(&text) {
+            Ok(Entry::Done { result }) => Ok(Lookup::Done(result)),
+            Ok(Entry::Pending {}) => Ok(Lookup::Pending),
+            Err(source) => Err(RedisStoreError::Decode {
+                key: redis_key.to_owned(),
+                source,
+            }),
+        }
+    }
+
+    async fn wait_for(
+        &self,
+        key: &IdempotencyKey,
+        ttl: Duration,
+        wait: Duration,
+    ) -> Result<Lookup, RedisStoreError> {
+        let redis_key = self.idempotency_key(key);
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut delay = FIRST_POLL_DELAY;
+        loop {
+            let now = tokio::time::Instant::now();
+            tokio::time::sleep(delay.min(deadline.saturating_duration_since(now))).await;
+            let lookup = self.claim_once(&redis_key, key, ttl).await?;
+            if !matches!(lookup, Lookup::Pending) || tokio::time::Instant::now() >= deadline {
+                return Ok(lookup);
+            }
+            delay = (delay * 2).min(MAX_POLL_DELAY);
+        }
+    }
+
+    async fn complete_claim(
+        &self,
+        key: &IdempotencyKey,
+        claim: &Claim,
+        result: &StoredResult,
+    ) -> Result<(), RedisStoreError> {
+        let redis_key = self.idempotency_key(key);
+        let done = encode(&redis_key, &EntryRef::Done { result })?;
+        let mut connection = self.connection.clone();
+        let kept: i64 = bounded(self.command_timeout, async {
+            Ok(self
+                .scripts
+                .complete
+                .key(&redis_key)
+                .arg(&claim.holder)
+                .arg(done)
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await?;
+        if kept == 0 {
+            tracing::warn!(
+                key = %redis_key,
+                "idempotency claim lost before completion (expired or taken over): result not kept"
+            );
+        }
+        Ok(())
+    }
+
+    async fn release_claim(
+        &self,
+        key: &IdempotencyKey,
+        claim: &Claim,
+    ) -> Result<(), RedisStoreError> {
+        let redis_key = self.idempotency_key(key);
+        let mut connection = self.connection.clone();
+        let released: i64 = bounded(self.command_timeout, async {
+            Ok(self
+                .scripts
+                .release
+                .key(&redis_key)
+                .arg(&claim.holder)
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await?;
+        if released == 0 {
+            tracing::debug!(
+                key = %redis_key,
+                "idempotency claim already gone at release: nothing removed"
+            );
+        }
+        Ok(())
+    }
+
+    async fn put_approval(&self, pending: PendingApproval) -> io::Result<()> {
+        let redis_key = self.approval_key(&pending.session, &pending.request_id);
+        let text = encode(&redis_key, &pending)?;
+        let index = self.approval_index_key(&pending.session);
+        let seq = self.approval_seq_key();
+        let member = escape(&pending.request_id);
+        let mut connection = self.connection.clone();
+        let kept: i64 = bounded(self.command_timeout, async {
+            Ok(self
+                .scripts
+                .put_approval
+                .key(&redis_key)
+                .key(&index)
+                .key(&seq)
+                .arg(text)
+                .arg(ttl_millis(self.approval_ttl))
+                .arg(member.as_ref())
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await?;
+        if kept == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "approval request `{}` is already pending",
+                    pending.request_id
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn pending_approvals(&self, session: &str) -> io::Result<Vec<PendingApproval>> {
+        let index = self.approval_index_key(session);
+        let key_prefix = self.approval_key_prefix(session);
+        let mut connection = self.connection.clone();
+        let texts: Vec<String> = bounded(self.command_timeout, async {
+            Ok(self
+                .scripts
+                .pending_approvals
+                .key(&index)
+                .arg(&key_prefix)
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await?;
+        texts
+            .iter()
+            .map(|text| {
+                serde_json::from_str(text).map_err(|source| {
+                    io::Error::from(RedisStoreError::Decode {
+                        key: index.clone(),
+                        source,
+                    })
+                })
+            })
+            .collect()
+    }
+
+    async fn take_approval(
+        &self,
+        session: &str,
+        request_id: &str,
+    ) -> io::Result<Option<PendingApproval>> {
+        let redis_key = self.approval_key(session, request_id);
+        let index = self.approval_index_key(session);
+        let member = escape(request_id);
+        let mut connection = self.connection.clone();
+        let text: Option<String> = bounded(self.command_timeout, async {
+            Ok(self
+                .scripts
+                .take_approval
+                .key(&redis_key)
+                .key(&index)
+                .arg(member.as_ref())
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await?;
+        text.map(|text| {
+            serde_json::from_str(&text).map_err(|source| {
+                io::Error::from(RedisStoreError::Decode {
+                    key: redis_key.clone(),
+                    source,
+                })
+            })
+        })
+        .transpose()
+    }
+}
+
+impl IdempotencyStore for RedisStore {
+    fn claim(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
+        Box::pin(async move {
+            let redis_key = self.idempotency_key(&key);
+            Ok(self.claim_once(&redis_key, &key, ttl).await?)
+        })
+    }
+
+    fn wait(
+        &self,
+        key: IdempotencyKey,
+        ttl: Duration,
+        wait: Duration,
+    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
+        Box::pin(async move { Ok(self.wait_for(&key, ttl, wait).await?) })
+    }
+
+    fn complete(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        result: StoredResult,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.complete_claim(&key, &claim, &result).await?) })
+    }
+
+    fn release(
+        &self,
+        key: IdempotencyKey,
+        claim: Claim,
+        _failure: SharedFailure,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        // Waiters in other processes poll the key: they find it free and claim it, so the
+        // failure itself is not shared.
+        Box::pin(async move { Ok(self.release_claim(&key, &claim).await?) })
+    }
+}
+
+impl ApprovalStore for RedisStore {
+    fn put(&self, pending: PendingApproval) -> BoxFuture<'_, io::Result<()>> {
+        Box::pin(self.put_approval(pending))
+    }
+
+    fn pending<'a>(&'a self, session: &'a str) -> BoxFuture<'a, io::Result<Vec<PendingApproval>>> {
+        Box::pin(self.pending_approvals(session))
+    }
+
+    fn take<'a>(
+        &'a self,
+        session: &'a str,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<PendingApproval>>> {
+        Box::pin(self.take_approval(session, request_id))
+    }
+}
+
+/// Runs `operation` for at most `limit`.
+async fn bounded<T>(
+    limit: Duration,
+    operation: impl Future<Output = Result<T, RedisStoreError>>,
+) -> Result<T, RedisStoreError> {
+    tokio::time::timeout(limit, operation)
+        .await
+        .unwrap_or(Err(RedisStoreError::Timeout(limit)))
+}
+
+/// Escapes one key segment: `%` as `%25`, `:` as `%3A`.
+fn escape(segment: &str) -> Cow<'_, str> {
+    if !segment.contains([':', '%']) {
+        return Cow::Borrowed(segment);
+    }
+    let mut escaped = String::with_capacity(segment.len() + 8);
+    for character in segment.chars() {
+        match character {
+            '%' => escaped.push_str("%25"),
+            ':' => escaped.push_str("%3A"),
+            other => escaped.push(other),
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// A new holder token: 128 random bits, hex.
+fn new_holder() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// `ttl` in whole milliseconds for `PX`: at least 1 (Redis refuses 0), at most
+/// [`MAX_TTL_MILLIS`].
+fn ttl_millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis())
+        .unwrap_or(u64::MAX)
+        .clamp(1, MAX_TTL_MILLIS)
+}
+
+fn encode(key: &str, value: &impl Serialize) -> Result<String, RedisStoreError> {
+    serde_json::to_string(value).map_err(|source| RedisStoreError::Encode {
+        key: key.to_owned(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_keeps_segments_apart() {
+        assert_eq!(escape("s-1"), "s-1");
+        assert_eq!(escape("a:b"), "a%3Ab");
+        assert_eq!(escape("50%:x"), "50%25%3Ax");
+        assert_ne!(
+            format!("{}:{}", escape("a:b"), escape("c")),
+            format!("{}:{}", escape("a"), escape("b:c"))
+        );
+    }
+
+    #[test]
+    fn ttl_is_at_least_a_millisecond() {
+        assert_eq!(ttl_millis(Duration::ZERO), 1);
+        assert_eq!(ttl_millis(Duration::from_micros(1500)), 1);
+        assert_eq!(ttl_millis(Duration::from_secs(3)), 3000);
+        assert_eq!(ttl_millis(Duration::MAX), MAX_TTL_MILLIS);
+    }
+
+    #[test]
+    fn values_have_their_documented_shape() {
+        let pending = serde_json::to_value(EntryRef::Pending {
+            holder: "h",
+            arguments_digest: "d",
+        })
+        .expect("encodes");
+        assert_eq!(
+            pending,
+            serde_json::json!({"state": "pending", "holder": "h", "arguments_digest": "d"})
+        );
+        let result = StoredResult {
+            arguments_digest: "d".into(),
+            output: "\"ok\"".into(),
+            page: None,
+        };
+        let done = serde_json::to_string(&EntryRef::Done { result: &result }).expect("encodes");
+        assert_eq!(
+            done,
+            r#"{"state":"done","result":{"arguments_digest":"d","output":"\"ok\""}}"#
+        );
+        assert!(matches!(
+            serde_json::from_str(&done),
+            Ok(Entry::Done { result: read }) if read == result
+        ));
+        assert!(matches!(
+            serde_json::from_value(pending),
+            Ok(Entry::Pending {})
+        ));
+    }
+}
