@@ -414,6 +414,9 @@ pub struct ToolDecl {
     pub resources: &'static [&'static str],
     /// The roles a principal needs, all of them, to see and call the tool.
     pub roles: &'static [&'static str],
+    /// The tool's own choice about the runtime's idempotency layer (`Some(true)` in,
+    /// `Some(false)` out), when declared; `None` leaves the default rule.
+    pub idempotency: Option<bool>,
     /// The tool's own timeout, when declared.
     pub timeout: Option<Duration>,
     /// The output policy.
@@ -425,9 +428,10 @@ pub struct ToolDecl {
 }
 
 impl ToolDecl {
-    /// What the macro writes only when declared: no title, version, resources, roles, timeout,
-    /// output limit or examples. The base of each declaration (`..ToolDecl::UNSET`); the name,
-    /// description, execution, hints, risk and location are always written.
+    /// What the macro writes only when declared: no title, version, resources, roles,
+    /// idempotency choice, timeout, output limit or examples. The base of each declaration
+    /// (`..ToolDecl::UNSET`); the name, description, execution, hints, risk and location are
+    /// always written.
     pub const UNSET: Self = Self {
         name: "",
         description: "",
@@ -442,6 +446,7 @@ impl ToolDecl {
         risk: RiskLevel::Write,
         resources: &[],
         roles: &[],
+        idempotency: None,
         timeout: None,
         output: OutputPolicy { max_chars: None },
         examples: &[],
@@ -491,6 +496,7 @@ impl FnTool {
             .with_execution(decl.execution)
             .with_hints(decl.hints)
             .with_risk(decl.risk)
+            .with_idempotency(decl.idempotency)
             .with_timeout(decl.timeout)
             .with_output(decl.output)
             .with_location(decl.location);

@@ -168,6 +168,8 @@ pub struct ToolSpec {
     risk: RiskLevel,
     resources: Vec<Cow<'static, str>>,
     roles: Vec<Cow<'static, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idempotency: Option<bool>,
     #[serde(serialize_with = "serialize_timeout")]
     timeout: Option<Duration>,
     output: OutputPolicy,
@@ -225,6 +227,7 @@ impl ToolSpec {
             risk: RiskLevel::Write,
             resources: Vec::new(),
             roles: Vec::new(),
+            idempotency: None,
             timeout: None,
             output: OutputPolicy::default(),
             examples: Vec::new(),
@@ -294,6 +297,17 @@ impl ToolSpec {
         roles: impl IntoIterator<Item = R>,
     ) -> Self {
         self.roles = roles.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets whether the runtime's idempotency layer (exactly once for writes) applies to the
+    /// tool: `Some(true)` opts in (a read that starts a costly job, an `idempotent` tool whose
+    /// backend should still see each call once), `Some(false)` opts out (a write that is safe
+    /// to repeat, or deduplicates downstream itself). `None`, the default, leaves the rule:
+    /// the layer applies to a tool that is neither read-only nor idempotent.
+    #[must_use]
+    pub fn with_idempotency(mut self, idempotency: Option<bool>) -> Self {
+        self.idempotency = idempotency;
         self
     }
 
@@ -391,6 +405,13 @@ impl ToolSpec {
         &self.roles
     }
 
+    /// The tool's own choice about the runtime's idempotency layer: `Some(true)` in,
+    /// `Some(false)` out, `None` when it leaves the default rule (the layer applies to a tool
+    /// that is neither read-only nor idempotent). See [`ToolSpec::with_idempotency`].
+    pub fn idempotency(&self) -> Option<bool> {
+        self.idempotency
+    }
+
     /// The tool's own timeout, when set.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -462,5 +483,26 @@ mod tests {
         // Owned strings too, and setting replaces.
         let spec = spec.with_roles(vec![String::from("ops")]);
         assert_eq!(spec.roles().collect::<Vec<_>>(), ["ops"]);
+    }
+
+    #[test]
+    fn idempotency_defaults_to_the_rule_and_serializes_only_when_chosen() {
+        let spec = ToolSpec::new("refund", "Refunds.", serde_json::json!({"type": "object"}));
+        assert_eq!(spec.idempotency(), None);
+        let value = serde_json::to_value(&spec).expect("a spec serializes");
+        assert!(value.get("idempotency").is_none(), "{value}");
+
+        for choice in [true, false] {
+            let spec = spec.clone().with_idempotency(Some(choice));
+            assert_eq!(spec.idempotency(), Some(choice));
+            assert_eq!(
+                serde_json::to_value(&spec).expect("a spec serializes")["idempotency"],
+                serde_json::json!(choice)
+            );
+        }
+
+        // Setting replaces, back to the rule too.
+        let spec = spec.with_idempotency(Some(false)).with_idempotency(None);
+        assert_eq!(spec.idempotency(), None);
     }
 }

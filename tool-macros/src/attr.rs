@@ -54,6 +54,7 @@ keys! {
     stateful: Flag = "stateful", "is a flag and takes no value", "stateful";
     pagination: Flag = "pagination", "is a flag and takes no value", "pagination";
     idempotent: Flag = "idempotent", "is a flag and takes no value", "idempotent";
+    idempotency: Option<SpannedValue<Idempotency>> = "idempotency", r#"takes "on" or "off""#, r#"idempotency = "on""#;
     destructive: Flag = "destructive", "is a flag and takes no value", "destructive";
     open_world: Flag = "open_world", "is a flag and takes no value", "open_world";
     risk: Option<SpannedValue<Risk>> = "risk", r#"takes "read", "write" or "destructive""#, r#"risk = "write""#;
@@ -76,6 +77,23 @@ pub(crate) enum Risk {
     Read,
     Write,
     Destructive,
+}
+
+/// The tool's own choice about the runtime's idempotency layer, `idempotency = "..."`: in
+/// (`"on"`) or out (`"off"`), whatever the default rule (the layer applies to a tool that is
+/// neither `read_only` nor `idempotent`) would decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FromMeta)]
+#[darling(rename_all = "snake_case")]
+pub(crate) enum Idempotency {
+    On,
+    Off,
+}
+
+impl Idempotency {
+    /// Whether the layer applies: what the spec records.
+    pub(crate) fn applies(self) -> bool {
+        self == Idempotency::On
+    }
 }
 
 fn key_names() -> String {
@@ -161,29 +179,68 @@ impl ToolAttr {
 /// has one.
 fn wrong_form(key: &Key, item: &NestedMeta, error: &darling::Error) -> String {
     let value = match item {
-        NestedMeta::Meta(syn::Meta::NameValue(name_value)) => match &name_value.value {
-            syn::Expr::Lit(syn::ExprLit { lit, .. }) => Some(lit),
-            _ => None,
-        },
+        NestedMeta::Meta(syn::Meta::NameValue(name_value)) => Some(&name_value.value),
         _ => None,
     };
-    let example = match (key.name, value) {
-        ("timeout", Some(Lit::Int(number))) => {
-            format!("timeout = \"{}s\"", number.base10_digits())
-        }
-        ("resources", Some(Lit::Str(text))) => format!("resources({:?})", text.value()),
-        ("roles", Some(Lit::Str(text))) => format!("roles = [{:?}]", text.value()),
-        _ => key.example.to_owned(),
+    let literal = match value {
+        Some(syn::Expr::Lit(syn::ExprLit { lit, .. })) => Some(lit),
+        _ => None,
     };
-    let mut message = format!("`{}` {}: write `{example}`", key.name, key.takes);
     let darling = error.to_string();
     let suggestion = darling
         .split_once("Did you mean ")
-        .and_then(|(_, rest)| rest.split_once('?'));
-    if let Some((suggestion, _)) = suggestion {
+        .and_then(|(_, rest)| rest.split_once('?'))
+        .map(|(suggestion, _)| suggestion);
+    let example = match (key.name, literal) {
+        ("timeout", Some(Lit::Int(number))) => {
+            format!("`timeout = \"{}s\"`", number.base10_digits())
+        }
+        ("resources", Some(Lit::Str(text))) => format!("`resources({:?})`", text.value()),
+        ("roles", Some(Lit::Str(text))) => format!("`roles = [{:?}]`", text.value()),
+        ("idempotency", _) => match idempotency_meant(value, suggestion) {
+            Some(choice) => format!("`idempotency = \"{choice}\"`"),
+            None => "`idempotency = \"on\"` to use the idempotency layer, or `idempotency = \"off\"` not to".to_owned(),
+        },
+        // `idempotent = "off"`: the flag taken for the key that chooses the layer.
+        ("idempotent", Some(_)) => match idempotency_meant(value, None) {
+            Some(choice) => format!("`idempotent`, or, to choose whether the idempotency layer applies, `idempotency = \"{choice}\"`"),
+            None => format!("`{}`", key.example),
+        },
+        _ => format!("`{}`", key.example),
+    };
+    let mut message = format!("`{}` {}: write {example}", key.name, key.takes);
+    if let Some(suggestion) = suggestion {
         message.push_str(&format!("; did you mean {suggestion}?"));
     }
     message
+}
+
+/// The choice an `idempotency = ...` in the wrong form means, when it is clear: `true`,
+/// `off` unquoted, `"OFF"`, `"disabled"`, or a misspelling darling matched (`"of"`).
+fn idempotency_meant(value: Option<&syn::Expr>, suggestion: Option<&str>) -> Option<&'static str> {
+    let written = match value? {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(choice),
+            ..
+        }) => return Some(if choice.value { "on" } else { "off" }),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(text),
+            ..
+        }) => text.value(),
+        syn::Expr::Path(path) => path.path.get_ident()?.to_string(),
+        _ => return None,
+    };
+    on_or_off(&written).or_else(|| on_or_off(suggestion?.trim_matches('`')))
+}
+
+/// The value meant by `idempotency = "..."` written another way (`"ON"`, `"true"`,
+/// `"disabled"`), when it is clear.
+fn on_or_off(text: &str) -> Option<&'static str> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "enabled" | "enable" => Some("on"),
+        "off" | "false" | "no" | "disabled" | "disable" => Some("off"),
+        _ => None,
+    }
 }
 
 fn key_of(item: &NestedMeta) -> Option<String> {

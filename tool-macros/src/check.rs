@@ -2,7 +2,7 @@
 
 use crate::errors::Errors;
 
-use crate::attr::{Risk, ToolAttr};
+use crate::attr::{Idempotency, Risk, ToolAttr};
 use crate::model::{ParamKind, ToolFn};
 
 /// What the attribute and the function declare, checked and resolved.
@@ -23,6 +23,9 @@ pub(crate) struct Decl {
     pub(crate) resources: Vec<String>,
     /// The roles a principal needs, every one, checked: portable and each listed once.
     pub(crate) roles: Vec<String>,
+    /// The tool's own choice about the runtime's idempotency layer: `Some(true)` in,
+    /// `Some(false)` out, `None` for the default rule.
+    pub(crate) idempotency: Option<bool>,
     pub(crate) timeout_ms: Option<u64>,
     /// A sync function whose body runs on tokio's blocking pool.
     pub(crate) blocking: bool,
@@ -73,6 +76,7 @@ pub(crate) fn resolve(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) -> De
         risk,
         resources: attr.resources.iter().map(syn::LitStr::value).collect(),
         roles,
+        idempotency: attr.idempotency.as_ref().map(|choice| choice.applies()),
         timeout_ms,
         blocking: attr.blocking.is_present(),
         max_output_chars: attr.max_output_chars.as_ref().map(|max| **max),
@@ -155,6 +159,12 @@ fn check_contradictions(attr: &ToolAttr, errors: &mut Errors) {
         if attr.destructive.is_present() && **risk == Risk::Read {
             errors.at(span, "`destructive` contradicts `risk = \"read\"`: a destructive tool has `risk = \"destructive\"`; remove one of them",);
         }
+    }
+    if let Some(idempotency) = &attr.idempotency
+        && read_only
+        && **idempotency == Idempotency::Off
+    {
+        errors.at(idempotency.span(), "`idempotency = \"off\"` is pointless on a `read_only` tool: reads never use the idempotency layer unless they opt in with `idempotency = \"on\"`; remove it",);
     }
 }
 

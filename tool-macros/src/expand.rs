@@ -302,6 +302,9 @@ fn declared(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
         let roles = &decl.roles;
         quote!(roles: &[#(#roles),*],)
     });
+    let idempotency = decl
+        .idempotency
+        .map(|choice| quote!(idempotency: #p::Option::Some(#choice),));
     let timeout = decl
         .timeout_ms
         .map(|millis| quote!(timeout: #p::Option::Some(#p::Duration::from_millis(#millis)),));
@@ -334,6 +337,7 @@ fn declared(tool: &ToolFn, decl: &Decl, p: &TokenStream) -> TokenStream {
             risk: #p::RiskLevel::#risk,
             #resources
             #roles
+            #idempotency
             #timeout
             #max_output
             #examples

@@ -89,7 +89,7 @@ fn every_mistake_in_one_attribute_is_reported_at_once() {
     );
     expect![[r#"
         [
-            "unknown key `raed_only` in #[tool]; did you mean `read_only`?\nvalid keys: name, title, description, version, read_only, mutates_workspace, exclusive, stateful, pagination, idempotent, destructive, open_world, risk, resources, roles, timeout, blocking, max_output_chars, example, crate",
+            "unknown key `raed_only` in #[tool]; did you mean `read_only`?\nvalid keys: name, title, description, version, read_only, mutates_workspace, exclusive, stateful, pagination, idempotent, idempotency, destructive, open_world, risk, resources, roles, timeout, blocking, max_output_chars, example, crate",
             "the parameter name `ctx` is kept for the context, but `u32` is not a `RunContext`; rename the parameter, or mark it `#[ctx]` if its type is an alias of `RunContext<D>`",
             "a #[tool] function cannot be generic: its JSON Schema must be known when the tool is registered; write one concrete #[tool] per type, or take a `serde_json::Value`",
             "a #[tool] takes at most one context, but `second` is a second one (the first is `first`); read everything from one `RunContext<D>`",
@@ -303,6 +303,102 @@ fn roles_must_be_listed_portable_and_once() {
     expect![[r#"
         [
             "the role `rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr` has 65 characters; a role is 1 to 64 characters, each an ASCII letter, digit, `_`, `-`, `.` or `:`, such as \"billing\" or \"org:admin\"",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+}
+
+#[test]
+fn idempotency_is_declared_in_the_spec_only_when_chosen() {
+    for (choice, written) in [
+        (
+            quote!(idempotency = "on"),
+            "idempotency: ::tool_core::__private::Option::Some(true),",
+        ),
+        (
+            quote!(idempotency = "off"),
+            "idempotency: ::tool_core::__private::Option::Some(false),",
+        ),
+    ] {
+        let output = expand(
+            quote!(stateful, #choice),
+            quote! {
+                /// Refunds an order.
+                async fn refund(order_id: String) -> String { order_id }
+            },
+        );
+        assert_eq!(errors(output.clone()), Vec::<String>::new());
+        let text = pretty(output);
+        assert!(text.contains(written), "{text}");
+    }
+
+    // A read may opt in (it starts a costly job), an `idempotent` tool too.
+    for flags in [quote!(read_only), quote!(stateful, idempotent)] {
+        let output = expand(
+            quote!(#flags, idempotency = "on"),
+            quote! {
+                /// Starts a report.
+                async fn start_report(month: String) -> String { month }
+            },
+        );
+        assert_eq!(errors(output.clone()), Vec::<String>::new());
+        assert!(
+            pretty(output).contains("idempotency: ::tool_core::__private::Option::Some(true),")
+        );
+    }
+
+    // Without the key, nothing is written: the declaration keeps `ToolDecl::UNSET`'s none.
+    let output = expand(
+        quote!(stateful),
+        quote! {
+            /// Refunds an order.
+            async fn refund(order_id: String) -> String { order_id }
+        },
+    );
+    assert!(!pretty(output).contains("idempotency:"));
+}
+
+#[test]
+fn idempotency_is_on_or_off_and_off_is_refused_on_a_read() {
+    let output = expand(
+        quote!(
+            stateful,
+            idempotency = "of",
+            idempotency = "maybe",
+            idempotency = "OFF",
+            idempotency = true,
+            idempotency = off,
+            idempotency,
+            idempotent = "off"
+        ),
+        quote! {
+            /// Refunds.
+            async fn refund() {}
+        },
+    );
+    expect![[r#"
+        [
+            "`idempotency` takes \"on\" or \"off\": write `idempotency = \"off\"`; did you mean `off`?",
+            "`idempotency` takes \"on\" or \"off\": write `idempotency = \"on\"` to use the idempotency layer, or `idempotency = \"off\"` not to",
+            "`idempotency` takes \"on\" or \"off\": write `idempotency = \"off\"`",
+            "`idempotency` takes \"on\" or \"off\": write `idempotency = \"on\"`",
+            "`idempotency` takes \"on\" or \"off\": write `idempotency = \"off\"`",
+            "`idempotency` takes \"on\" or \"off\": write `idempotency = \"on\"` to use the idempotency layer, or `idempotency = \"off\"` not to",
+            "`idempotent` is a flag and takes no value: write `idempotent`, or, to choose whether the idempotency layer applies, `idempotency = \"off\"`",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(output));
+
+    let output = expand(
+        quote!(read_only, idempotency = "off"),
+        quote! {
+            /// Reads.
+            async fn read() -> u32 { 1 }
+        },
+    );
+    expect![[r#"
+        [
+            "`idempotency = \"off\"` is pointless on a `read_only` tool: reads never use the idempotency layer unless they opt in with `idempotency = \"on\"`; remove it",
         ]
     "#]]
     .assert_debug_eq(&errors(output));
