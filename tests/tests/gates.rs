@@ -88,8 +88,11 @@ async fn complain(
 intents! {
     /// What a support request is about.
     pub enum Intent {
+        /// Where an order is.
         Status = "status" => [order_status],
+        /// Something went wrong.
         Complaint = "complaint" => [order_status, open_ticket, complain],
+        /// Money back.
         Billing = "billing" => [order_status, refund],
     }
 }

@@ -299,7 +299,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
     }
 
     /// Where the idempotency layer keeps claims and results: in memory by default
-    /// ([`MemoryIdempotency`]); a shared store (Redis) when several instances serve the same
+    /// ([`MemoryIdempotency`](crate::MemoryIdempotency)); a shared store (Redis) when several instances serve the same
     /// sessions.
     pub fn idempotency(mut self, store: impl IdempotencyStore) -> Self {
         self.idempotency.store = Arc::new(store);

@@ -147,7 +147,7 @@ impl fmt::Debug for Scope {
 /// }
 ///
 /// /// Opens a ticket.
-/// #[tool(stateful_action)]
+/// #[tool(stateful)]
 /// async fn open_ticket(
 ///     /// What is wrong.
 ///     summary: String,
