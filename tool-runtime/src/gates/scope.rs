@@ -20,17 +20,17 @@ use tool_core::ToolList;
 ///
 /// /// Looks an order up.
 /// #[tool(read_only)]
-/// async fn get_order(
+/// async fn lookup_order(
 ///     /// The order id.
 ///     id: String,
 /// ) -> String {
 ///     id
 /// }
 ///
-/// let orders = Scope::of(tools![get_order]);
-/// assert!(orders.allows("get_order"));
+/// let orders = Scope::of(tools![lookup_order]);
+/// assert!(orders.allows("lookup_order"));
 /// assert!(!orders.allows("refund"));
-/// assert!(!Scope::none().allows("get_order"));
+/// assert!(!Scope::none().allows("lookup_order"));
 /// assert!(Scope::all().allows("refund"));
 /// ```
 #[derive(Clone, PartialEq, Eq)]
@@ -139,7 +139,7 @@ impl fmt::Debug for Scope {
 ///
 /// /// Looks an order up.
 /// #[tool(read_only)]
-/// async fn get_order(
+/// async fn find_order(
 ///     /// The order id.
 ///     id: String,
 /// ) -> String {
@@ -148,7 +148,7 @@ impl fmt::Debug for Scope {
 ///
 /// /// Opens a ticket.
 /// #[tool(stateful)]
-/// async fn open_ticket(
+/// async fn file_ticket(
 ///     /// What is wrong.
 ///     summary: String,
 /// ) -> String {
@@ -158,13 +158,13 @@ impl fmt::Debug for Scope {
 /// intents! {
 ///     /// What a support request is about.
 ///     pub enum SupportIntent {
-///         OrderStatus = "order_status" => [get_order],
-///         Complaint = "complaint" => [get_order, open_ticket],
+///         OrderStatus = "order_status" => [find_order],
+///         Complaint = "complaint" => [find_order, file_ticket],
 ///     }
 /// }
 ///
-/// assert!(SupportIntent::Complaint.scope().allows("open_ticket"));
-/// assert!(!SupportIntent::OrderStatus.scope().allows("open_ticket"));
+/// assert!(SupportIntent::Complaint.scope().allows("file_ticket"));
+/// assert!(!SupportIntent::OrderStatus.scope().allows("file_ticket"));
 /// assert_eq!(SupportIntent::from_label("complaint"), Some(SupportIntent::Complaint));
 /// assert!(SupportIntent::scope_for(Some("weather")).is_empty());
 /// assert!(SupportIntent::scope_for(None).is_empty());
