@@ -308,7 +308,7 @@ pub async fn search_knowledge_base(
 /// Open a support ticket for an order problem the desk cannot solve at once.
 ///
 /// Creating the same ticket twice is harmless: identical calls are answered once.
-#[tool(mutates_workspace, idempotent, resources("tickets"))]
+#[tool(mutates_workspace, resources("tickets"))]
 pub async fn create_ticket(
     ctx: RunContext<SupportDeps>,
     /// One-line summary of the problem.

@@ -483,3 +483,17 @@ fn stops_quietly_when_stdout_is_closed() {
         assert!(stderr.is_empty(), "and says nothing: {stderr}");
     }
 }
+
+#[test]
+fn a_ticket_opened_again_is_answered_from_the_idempotency_layer() {
+    let text = text_output();
+    let repeat = text
+        .lines()
+        .find(|line| line.contains("ok    call_22 create_ticket"))
+        .unwrap_or_else(|| panic!("the repeated ticket is answered: {text}"));
+    assert!(repeat.contains("replayed"), "{repeat}");
+    assert!(
+        text.contains("tickets created during the session: 1\n"),
+        "{text}"
+    );
+}

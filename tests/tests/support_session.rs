@@ -61,7 +61,7 @@ fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
 #[tokio::test(start_paused = true)]
 async fn the_built_in_session_shows_each_behaviour() {
     let reports = run_transcript().await;
-    assert_eq!(reports.len(), 7);
+    assert_eq!(reports.len(), 8);
     assert_eq!(
         reports[0].schedule(),
         [vec!["call_01", "call_02", "call_03"]]
@@ -90,4 +90,11 @@ async fn the_built_in_session_shows_each_behaviour() {
     assert_eq!(reports[5].observations()[1].redactions(), 2);
     assert_eq!(reports[6].schedule(), [vec!["call_19"]]);
     assert!(!reports[6].batches()[0].concurrent());
+    // The ticket opened again is answered from the idempotency layer.
+    assert_eq!(kinds(&reports[7]), [None]);
+    assert!(reports[7].observations()[0].replayed());
+    assert_eq!(
+        reports[7].observations()[0].content(),
+        reports[1].observations()[2].content()
+    );
 }

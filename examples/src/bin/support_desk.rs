@@ -828,6 +828,9 @@ fn print_observation(
     if observation.attempts() > 1 {
         facts.push(format!("{} attempts", observation.attempts()));
     }
+    if observation.replayed() {
+        facts.push("replayed: the first execution's result".to_owned());
+    }
     if observation.truncated() {
         facts.push("truncated".to_owned());
     }
