@@ -388,16 +388,22 @@ async fn a_denied_call_never_reaches_the_store_and_a_replay_skips_retry_and_time
 }
 
 #[tokio::test]
-async fn a_write_stopped_by_its_timeout_keeps_its_claim() {
+async fn a_write_stopped_by_its_timeout_keeps_its_claim_for_its_own_call_only() {
     let (runtime, backend) = build(|builder| builder.idempotency_wait(Duration::from_millis(20)));
     let session = Session::new("s");
-    let call = || [ToolCall::new("1", "slow_write", json!({ "millis": 200 }))];
-    let first = runtime.execute(&session, call()).await;
+    let call =
+        |id: &str, millis: u64| [ToolCall::new(id, "slow_write", json!({ "millis": millis }))];
+    let first = runtime.execute(&session, call("1", 200)).await;
     assert_eq!(kinds(&first), [Some("timeout")]);
-    // It may have done its work: a repeat is not run while the claim stands.
-    let again = runtime.execute(&session, call()).await;
-    assert_eq!(kinds(&again), [Some("in_progress_elsewhere")]);
+    // It may have done its work: another call with the same arguments is not run while the
+    // claim stands.
+    let other = runtime.execute(&session, call("2", 200)).await;
+    assert_eq!(kinds(&other), [Some("in_progress_elsewhere")]);
     assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 0);
+    // The same call, resumed (after a crash, say), is that call again: it takes its claim
+    // over, never reported as in progress.
+    let resumed = runtime.execute(&session, call("1", 200)).await;
+    assert_eq!(kinds(&resumed), [Some("timeout")]);
 }
 
 #[tokio::test]
@@ -455,6 +461,7 @@ async fn the_memory_store_evicts_the_oldest_result_first_and_never_a_claim() {
         tool: "t".into(),
         digest: digest.into(),
         arguments_digest: digest.into(),
+        holder: None,
     };
     let held = claims.claim(key("1"), Duration::from_secs(60)).await;
     assert!(matches!(held, Ok(Lookup::Claimed(_))));

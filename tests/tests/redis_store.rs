@@ -27,6 +27,7 @@ fn key(scope: &str, tool: &str, digest: &str) -> IdempotencyKey {
         tool: tool.into(),
         digest: digest.into(),
         arguments_digest: format!("args-{digest}"),
+        holder: None,
     }
 }
 

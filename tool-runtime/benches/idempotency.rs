@@ -92,6 +92,7 @@ fn idempotency(c: &mut Criterion) {
         tool: "write".into(),
         digest: "0".repeat(64),
         arguments_digest: "0".repeat(64),
+        holder: None,
     };
     let ttl = Duration::from_secs(600);
     executor.block_on(async {

@@ -174,6 +174,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let idempotency = Layer::applies(tool.spec()).then(|| {
             Box::new(self.idempotency.key(
                 session,
+                call.id,
                 tool.spec(),
                 found.version.map(|version| &**version),
                 call.arguments,

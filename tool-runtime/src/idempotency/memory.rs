@@ -95,20 +95,26 @@ impl MemoryIdempotency {
     }
 
     fn claim_now(&self, key: &IdempotencyKey, ttl: Duration) -> Result<Lookup, StoreError> {
-        let key = &id(key);
+        let id = &id(key);
         let now = Instant::now();
         let mut state = self.lock();
         if state
             .entries
-            .get(key)
+            .get(id)
             .is_some_and(|entry| entry.expires <= now)
-            && let Some(expired) = state.entries.remove(key)
+            && let Some(expired) = state.entries.remove(id)
             && let Value::Done(result) = expired.value
         {
             state.bytes = state.bytes.saturating_sub(size_of(&result));
         }
-        match state.entries.get(key).map(|entry| &entry.value) {
+        match state.entries.get(id).map(|entry| &entry.value) {
             Some(Value::Done(result)) => return Ok(Lookup::Done(result.clone())),
+            // The same call, resumed: it takes its own claim over.
+            Some(Value::Pending { holder, .. }) if key.holder.as_ref() == Some(holder) => {
+                return Ok(Lookup::Claimed(Claim {
+                    holder: holder.clone(),
+                }));
+            }
             Some(Value::Pending { .. }) => return Ok(Lookup::Pending),
             None => {}
         }
@@ -119,10 +125,10 @@ impl MemoryIdempotency {
                 state.entries.len()
             )));
         }
-        let holder = crate::hex::random_token();
+        let holder = key.holder.clone().unwrap_or_else(crate::hex::random_token);
         let (ended, _) = watch::channel(None);
         state.entries.insert(
-            key.clone(),
+            id.clone(),
             Entry {
                 expires: now + ttl,
                 value: Value::Pending {

@@ -98,6 +98,7 @@ impl Layer {
     pub(crate) fn key(
         &self,
         session: &Session,
+        call_id: &str,
         spec: &ToolSpec,
         version: Option<&str>,
         arguments: &Arguments,
@@ -128,12 +129,20 @@ impl Layer {
         }
         let digest = crate::hex::encode(&fingerprint.finalize());
         let for_tool: Arc<str> = Arc::from(explicit.unwrap_or(&digest));
+        // The call's own token: the same call, resumed, takes over its claim.
+        let mut holder = Sha256::new();
+        for part in [scope.as_str(), session.id(), call_id, &digest] {
+            holder.update(part.len().to_le_bytes());
+            holder.update(part.as_bytes());
+        }
+        let holder = crate::hex::encode(&holder.finalize()[..16]);
         CallKey {
             key: IdempotencyKey {
                 scope,
                 tool: spec.name().to_owned(),
                 digest,
                 arguments_digest,
+                holder: Some(holder),
             },
             explicit: explicit.is_some(),
             for_tool,

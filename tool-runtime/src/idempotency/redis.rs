@@ -250,8 +250,11 @@ enum EntryRef<'a> {
 #[derive(Deserialize)]
 #[serde(tag = "state", rename_all = "lowercase")]
 enum Entry {
-    /// An execution holds the key (who does is the scripts' business).
-    Pending {},
+    /// An execution holds the key.
+    Pending {
+        #[serde(default)]
+        holder: String,
+    },
     /// An execution succeeded.
     Done { result: StoredResult },
 }
@@ -454,7 +457,7 @@ impl RedisStore {
         key: &IdempotencyKey,
         ttl: Duration,
     ) -> Result<Lookup, RedisStoreError> {
-        let holder = new_holder();
+        let holder = key.holder.clone().unwrap_or_else(new_holder);
         let pending = encode(
             redis_key,
             &EntryRef::Pending {
@@ -479,7 +482,11 @@ impl RedisStore {
         };
         match serde_json::from_str(&text) {
             Ok(Entry::Done { result }) => Ok(Lookup::Done(result)),
-            Ok(Entry::Pending {}) => Ok(Lookup::Pending),
+            // The same call, resumed: it takes its own claim over.
+            Ok(Entry::Pending { holder: found }) if found == holder => {
+                Ok(Lookup::Claimed(Claim { holder }))
+            }
+            Ok(Entry::Pending { .. }) => Ok(Lookup::Pending),
             Err(source) => Err(RedisStoreError::Decode {
                 key: redis_key.to_owned(),
                 source,
@@ -810,7 +817,7 @@ mod tests {
         ));
         assert!(matches!(
             serde_json::from_value(pending),
-            Ok(Entry::Pending {})
+            Ok(Entry::Pending { .. })
         ));
     }
 }

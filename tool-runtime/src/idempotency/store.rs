@@ -25,6 +25,11 @@ pub struct IdempotencyKey {
     /// SHA-256 (lowercase hex) of the canonical arguments: an explicit key reused with other
     /// arguments is refused by comparing it.
     pub arguments_digest: String,
+    /// The holder token of the call itself (from its session and call id), or `None` for a
+    /// fresh random token per claim. A call resumed after a crash finds its own pending claim
+    /// and takes it over: it runs again as that same call, with the same key for the tool to
+    /// pass on downstream, instead of waiting for itself.
+    pub holder: Option<String>,
 }
 
 /// What a successful execution returned, as kept for replays.
@@ -79,7 +84,8 @@ pub struct StoreError(pub String);
 /// serves the same sessions. Arguments are owned, so a call's path keeps the returned future
 /// without borrowing from itself.
 pub trait IdempotencyStore: Send + Sync + 'static {
-    /// Claims `key` for `ttl` (from now) if it is free; otherwise says what holds it.
+    /// Claims `key` for `ttl` (from now) if it is free, or if it is pending with the key's own
+    /// holder; otherwise says what holds it.
     fn claim(
         &self,
         key: IdempotencyKey,
