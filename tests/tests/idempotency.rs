@@ -387,23 +387,51 @@ async fn a_denied_call_never_reaches_the_store_and_a_replay_skips_retry_and_time
     assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
 }
 
-#[tokio::test]
-async fn a_write_stopped_by_its_timeout_keeps_its_claim_for_its_own_call_only() {
-    let (runtime, backend) = build(|builder| builder.idempotency_wait(Duration::from_millis(20)));
+#[tokio::test(start_paused = true)]
+async fn a_write_stopped_by_its_timeout_keeps_its_claim_until_it_cannot_be_running() {
+    let (runtime, backend) = build(|builder| {
+        builder
+            .retry(RetryPolicy::none())
+            .idempotency_wait(Duration::from_millis(20))
+    });
     let session = Session::new("s");
-    let call =
-        |id: &str, millis: u64| [ToolCall::new(id, "slow_write", json!({ "millis": millis }))];
-    let first = runtime.execute(&session, call("1", 200)).await;
+    let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 200 }))];
+    let first = runtime.execute(&session, call("1")).await;
     assert_eq!(kinds(&first), [Some("timeout")]);
     // It may have done its work: another call with the same arguments is not run while the
-    // claim stands.
-    let other = runtime.execute(&session, call("2", 200)).await;
+    // claim stands, nor is the same call sent again at once (it could still be running
+    // somewhere).
+    let other = runtime.execute(&session, call("2")).await;
     assert_eq!(kinds(&other), [Some("in_progress_elsewhere")]);
+    let again = runtime.execute(&session, call("1")).await;
+    assert_eq!(kinds(&again), [Some("in_progress_elsewhere")]);
+    // Once it cannot be running any more (its timeout, plus a second), the same call resumed
+    // (after a crash, say) takes its claim over and runs as itself; another call still waits.
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let other = runtime.execute(&session, call("2")).await;
+    assert_eq!(kinds(&other), [Some("in_progress_elsewhere")]);
+    let resumed = runtime.execute(&session, call("1")).await;
+    assert_eq!(
+        kinds(&resumed),
+        [Some("timeout")],
+        "it ran (and timed out again)"
+    );
     assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 0);
-    // The same call, resumed (after a crash, say), is that call again: it takes its claim
-    // over, never reported as in progress.
-    let resumed = runtime.execute(&session, call("1", 200)).await;
-    assert_eq!(kinds(&resumed), [Some("timeout")]);
+}
+
+#[tokio::test]
+async fn the_same_call_sent_again_while_it_runs_waits_and_is_replayed() {
+    let (runtime, backend) = build(|builder| builder);
+    let session = Session::new("s");
+    let call = || [ToolCall::new("1", "slow_write", json!({ "millis": 30 }))];
+    let (first, second) = tokio::join!(
+        runtime.execute(&session, call()),
+        runtime.execute(&session, call())
+    );
+    assert_eq!(kinds(&first), [None]);
+    assert_eq!(kinds(&second), [None]);
+    assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
+    assert!(first.observations()[0].replayed() != second.observations()[0].replayed());
 }
 
 #[tokio::test]

@@ -11,8 +11,8 @@ use redis::aio::MultiplexedConnection;
 use serde_json::json;
 use tests::redis_server::RedisServer;
 use tool_runtime::{
-    ApprovalStore, Claim, IdempotencyKey, IdempotencyStore, Lookup, PendingApproval, Preview,
-    RedisStore, RiskLevel, SharedFailure, StoreError, StoredResult,
+    ApprovalStore, Claim, Holder, IdempotencyKey, IdempotencyStore, Lookup, PendingApproval,
+    Preview, RedisStore, RiskLevel, SharedFailure, StoreError, StoredResult,
 };
 
 /// The bound the tests give the store where they measure it.
@@ -166,8 +166,15 @@ async fn values_follow_the_documented_layout() {
     assert_eq!(store.idempotency_key(&key), redis_key);
 
     let claim = claimed(&store, &key, Duration::from_secs(60)).await;
-    let pending: serde_json::Value =
+    let mut pending: serde_json::Value =
         serde_json::from_str(&get(&mut observer, redis_key).await.expect("written")).expect("JSON");
+    // The claim is stamped with the server's time, in milliseconds.
+    let since = pending
+        .as_object_mut()
+        .and_then(|fields| fields.remove("since"))
+        .and_then(|since| since.as_u64())
+        .expect("a pending value carries when it was claimed");
+    assert!(since > 1_700_000_000_000, "{since}");
     assert_eq!(
         pending,
         json!({"state": "pending", "holder": claim.holder, "arguments_digest": "args-d1"})
@@ -376,7 +383,7 @@ async fn round_trips_as_redis_counts_them() {
     let key = key("s-1", "refund", "d1");
 
     // A miss that succeeds: the claim, then the completion. Two EVALSHA; the rest are the
-    // scripts' own commands (SET NX; GET, SET KEEPTTL).
+    // scripts' own commands (TIME, SET NX; GET, SET KEEPTTL).
     let before = command_calls(&mut observer).await;
     let claim = claimed(&store, &key, ttl).await;
     store
@@ -384,16 +391,22 @@ async fn round_trips_as_redis_counts_them() {
         .await
         .expect("kept");
     let miss = delta(&before, &command_calls(&mut observer).await);
-    assert_eq!(miss, calls(&[("evalsha", 2), ("get", 1), ("set", 2)]));
+    assert_eq!(
+        miss,
+        calls(&[("evalsha", 2), ("get", 1), ("set", 2), ("time", 1)])
+    );
 
-    // A hit: one EVALSHA (its SET NX fails, its GET reads the result).
+    // A hit: one EVALSHA (its TIME, its SET NX fails, its GET reads the result).
     let before = command_calls(&mut observer).await;
     assert_eq!(
         store.claim(key.clone(), ttl).await.expect("answers"),
         Lookup::Done(result("1"))
     );
     let hit = delta(&before, &command_calls(&mut observer).await);
-    assert_eq!(hit, calls(&[("evalsha", 1), ("get", 1), ("set", 1)]));
+    assert_eq!(
+        hit,
+        calls(&[("evalsha", 1), ("get", 1), ("set", 1), ("time", 1)])
+    );
 
     // A miss that fails: the claim, then the release.
     let other = self::key("s-1", "refund", "d2");
@@ -406,7 +419,13 @@ async fn round_trips_as_redis_counts_them() {
     let failed = delta(&before, &command_calls(&mut observer).await);
     assert_eq!(
         failed,
-        calls(&[("del", 1), ("evalsha", 2), ("get", 1), ("set", 1)])
+        calls(&[
+            ("del", 1),
+            ("evalsha", 2),
+            ("get", 1),
+            ("set", 1),
+            ("time", 1)
+        ])
     );
 
     // Approvals: one EVALSHA each.
@@ -743,4 +762,49 @@ async fn concurrent_takes_give_a_request_to_exactly_one() {
         assert_eq!(a.or(b), Some(pending("s-1", &id)));
     }
     assert!(first.pending("s-1").await.expect("listed").is_empty());
+}
+
+#[tokio::test]
+async fn a_call_takes_over_its_own_claim_only_once_it_is_abandoned() {
+    let server = RedisServer::start();
+    let store = connect(&server).await;
+    let ttl = Duration::from_secs(60);
+    let own = |token: &str| {
+        let mut key = key("s-1", "refund", "d1");
+        key.holder = Some(Holder {
+            token: token.into(),
+            stale_after: Duration::from_millis(300),
+        });
+        key
+    };
+    let first = claimed(&store, &own("call-1"), ttl).await;
+    assert_eq!(first.holder, "call-1");
+    // The same call at once (it could still be running), and another call: both wait.
+    for key in [own("call-1"), own("call-2")] {
+        assert_eq!(
+            store.claim(key, ttl).await.expect("answers"),
+            Lookup::Pending
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Abandoned: another call still waits; the call itself takes its claim over, once.
+    assert_eq!(
+        store.claim(own("call-2"), ttl).await.expect("answers"),
+        Lookup::Pending
+    );
+    let taken = claimed(&store, &own("call-1"), ttl).await;
+    assert_eq!(taken.holder, "call-1");
+    assert_eq!(
+        store.claim(own("call-1"), ttl).await.expect("answers"),
+        Lookup::Pending,
+        "a takeover restarts the clock: a second resume at once waits"
+    );
+    store
+        .complete(own("call-1"), taken, result("1"))
+        .await
+        .expect("kept");
+    assert_eq!(
+        store.claim(own("call-2"), ttl).await.expect("answers"),
+        Lookup::Done(result("1"))
+    );
 }

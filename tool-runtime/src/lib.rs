@@ -137,8 +137,8 @@ pub use gates::{
 #[cfg(feature = "redis")]
 pub use idempotency::RedisStore;
 pub use idempotency::{
-    Claim, ConcurrentDuplicates, IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency,
-    SharedFailure, StoreError, StoredResult,
+    Claim, ConcurrentDuplicates, Holder, IdempotencyKey, IdempotencyStore, Lookup,
+    MemoryIdempotency, SharedFailure, StoreError, StoredResult,
 };
 pub use limits::Limits;
 pub use observation::{Batch, Observation, Outcome, TurnReport};

@@ -172,6 +172,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             .admit_tool(&identity, tool.spec(), self.artifact_tool)?;
         limits::check_arguments(call.arguments, &self.limits)?;
         let idempotency = Layer::applies(tool.spec()).then(|| {
+            let timeout = tool.spec().timeout().or(self.limits.default_timeout);
             Box::new(self.idempotency.key(
                 session,
                 call.id,
@@ -179,6 +180,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                 found.version.map(|version| &**version),
                 call.arguments,
                 call.idempotency_key,
+                timeout.map(|timeout| self.retry.running_at_most(timeout)),
             ))
         });
         let context = match (context(tool), &idempotency) {

@@ -52,6 +52,8 @@ struct Entry {
 enum Value {
     Pending {
         holder: String,
+        /// When the holder claimed the key (or took it over).
+        since: Instant,
         /// Tells the waiters how the execution ended (`None` while it runs).
         ended: watch::Sender<Option<Ending>>,
     },
@@ -107,10 +109,15 @@ impl MemoryIdempotency {
         {
             state.bytes = state.bytes.saturating_sub(size_of(&result));
         }
-        match state.entries.get(id).map(|entry| &entry.value) {
+        match state.entries.get_mut(id).map(|entry| &mut entry.value) {
             Some(Value::Done(result)) => return Ok(Lookup::Done(result.clone())),
-            // The same call, resumed: it takes its own claim over.
-            Some(Value::Pending { holder, .. }) if key.holder.as_ref() == Some(holder) => {
+            // The same call, resumed after its claim was abandoned: it takes the claim over.
+            Some(Value::Pending { holder, since, .. })
+                if key.holder.as_ref().is_some_and(|own| {
+                    own.token == *holder && now.saturating_duration_since(*since) >= own.stale_after
+                }) =>
+            {
+                *since = now;
                 return Ok(Lookup::Claimed(Claim {
                     holder: holder.clone(),
                 }));
@@ -125,7 +132,10 @@ impl MemoryIdempotency {
                 state.entries.len()
             )));
         }
-        let holder = key.holder.clone().unwrap_or_else(crate::hex::random_token);
+        let holder = key
+            .holder
+            .as_ref()
+            .map_or_else(crate::hex::random_token, |own| own.token.clone());
         let (ended, _) = watch::channel(None);
         state.entries.insert(
             id.clone(),
@@ -133,6 +143,7 @@ impl MemoryIdempotency {
                 expires: now + ttl,
                 value: Value::Pending {
                     holder: holder.clone(),
+                    since: now,
                     ended,
                 },
             },
@@ -174,7 +185,7 @@ impl MemoryIdempotency {
         let Some(entry) = state.entries.get_mut(key) else {
             return;
         };
-        let Value::Pending { holder, ended } = &entry.value else {
+        let Value::Pending { holder, ended, .. } = &entry.value else {
             return;
         };
         if *holder != claim.holder {

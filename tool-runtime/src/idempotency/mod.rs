@@ -28,7 +28,8 @@ pub use memory::MemoryIdempotency;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
 pub use store::{
-    Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError, StoredResult,
+    Claim, Holder, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError,
+    StoredResult,
 };
 
 use crate::call::{Arguments, Session};
@@ -95,6 +96,9 @@ impl Layer {
     }
 
     /// The key of a call of `spec` with `arguments` in `session`.
+    /// `running_at_most`: how long the call can run, all attempts included (`None` without a
+    /// timeout); past it, an earlier claim of the same call is abandoned.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn key(
         &self,
         session: &Session,
@@ -103,6 +107,7 @@ impl Layer {
         version: Option<&str>,
         arguments: &Arguments,
         explicit: Option<&str>,
+        running_at_most: Option<Duration>,
     ) -> CallKey {
         let scope = match &self.scope {
             Some(scope) => scope(session),
@@ -129,20 +134,27 @@ impl Layer {
         }
         let digest = crate::hex::encode(&fingerprint.finalize());
         let for_tool: Arc<str> = Arc::from(explicit.unwrap_or(&digest));
-        // The call's own token: the same call, resumed, takes over its claim.
-        let mut holder = Sha256::new();
-        for part in [scope.as_str(), session.id(), call_id, &digest] {
-            holder.update(part.len().to_le_bytes());
-            holder.update(part.as_bytes());
-        }
-        let holder = crate::hex::encode(&holder.finalize()[..16]);
+        // The call's own token: the same call, resumed once its earlier run cannot still be
+        // going, takes its claim over. A call without a timeout could run for ever: it never
+        // does.
+        let holder = running_at_most.map(|running_at_most| {
+            let mut token = Sha256::new();
+            for part in [scope.as_str(), session.id(), call_id, &digest] {
+                token.update(part.len().to_le_bytes());
+                token.update(part.as_bytes());
+            }
+            Holder {
+                token: crate::hex::encode(&token.finalize()[..16]),
+                stale_after: running_at_most + Duration::from_secs(1),
+            }
+        });
         CallKey {
             key: IdempotencyKey {
                 scope,
                 tool: spec.name().to_owned(),
                 digest,
                 arguments_digest,
-                holder: Some(holder),
+                holder,
             },
             explicit: explicit.is_some(),
             for_tool,

@@ -15,7 +15,8 @@
 //! | `<prefix>:approvals:<session>` | sorted set | the session's pending request ids (escaped), scored by arrival | with the session's newest request |
 //! | `<prefix>:approval-seq` | string | the arrival counter that orders requests across processes | never |
 //!
-//! An idempotency value is `{"state":"pending","holder":"…","arguments_digest":"…"}` while an
+//! An idempotency value is `{"state":"pending","holder":"…","arguments_digest":"…","since":…}`
+//! (`since`: the claim's time on the server, in milliseconds) while an
 //! execution holds the key and `{"state":"done","result":{…}}` (a [`StoredResult`]) once it
 //! succeeded.
 //!
@@ -79,16 +80,37 @@ const MAX_POLL_DELAY: Duration = Duration::from_millis(100);
 /// would overflow the server's clock arithmetic.
 const MAX_TTL_MILLIS: u64 = 1 << 62;
 
-/// Claims the key if it is free; otherwise returns what holds it.
+/// Claims the key if it is free, stamping the pending value with the server's time
+/// (`since`); takes it over if it is pending with the caller's own token and older than the
+/// caller's bound; otherwise returns what holds it.
 ///
 /// KEYS[1]: the key. ARGV[1]: the pending value. ARGV[2]: the window in milliseconds.
-/// Returns nil when claimed, else the current value.
+/// ARGV[3]: the caller's own token, or empty. ARGV[4]: after how many milliseconds a claim
+/// with that token is abandoned. Returns nil when claimed, `TAKEN_OVER` when taken over, else
+/// the current value.
 const CLAIM_SCRIPT: &str = r"
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local pending = cjson.decode(ARGV[1])
+pending.since = now
+if redis.call('SET', KEYS[1], cjson.encode(pending), 'NX', 'PX', ARGV[2]) then
   return false
 end
-return redis.call('GET', KEYS[1])
+local found = redis.call('GET', KEYS[1])
+if found and ARGV[3] ~= '' then
+  local ok, held = pcall(cjson.decode, found)
+  if ok and type(held) == 'table' and held.state == 'pending' and held.holder == ARGV[3]
+      and type(held.since) == 'number' and now - held.since >= tonumber(ARGV[4]) then
+    held.since = now
+    redis.call('SET', KEYS[1], cjson.encode(held), 'KEEPTTL')
+    return 'TAKEN_OVER'
+  end
+end
+return found
 ";
+
+/// What the claim script answers when the caller took its own abandoned claim over.
+const TAKEN_OVER: &str = "TAKEN_OVER";
 
 /// Whether the value of KEYS[1] is pending with holder ARGV[1] (shared by complete and
 /// release).
@@ -251,10 +273,7 @@ enum EntryRef<'a> {
 #[serde(tag = "state", rename_all = "lowercase")]
 enum Entry {
     /// An execution holds the key.
-    Pending {
-        #[serde(default)]
-        holder: String,
-    },
+    Pending {},
     /// An execution succeeded.
     Done { result: StoredResult },
 }
@@ -457,7 +476,14 @@ impl RedisStore {
         key: &IdempotencyKey,
         ttl: Duration,
     ) -> Result<Lookup, RedisStoreError> {
-        let holder = key.holder.clone().unwrap_or_else(new_holder);
+        let holder = key
+            .holder
+            .as_ref()
+            .map_or_else(new_holder, |own| own.token.clone());
+        let (own, stale_after) = match &key.holder {
+            Some(own) => (own.token.as_str(), ttl_millis(own.stale_after)),
+            None => ("", 0),
+        };
         let pending = encode(
             redis_key,
             &EntryRef::Pending {
@@ -473,20 +499,18 @@ impl RedisStore {
                 .key(redis_key)
                 .arg(pending)
                 .arg(ttl_millis(ttl))
+                .arg(own)
+                .arg(stale_after)
                 .invoke_async(&mut connection)
                 .await?)
         })
         .await?;
-        let Some(text) = found else {
+        let Some(text) = found.filter(|text| text != TAKEN_OVER) else {
             return Ok(Lookup::Claimed(Claim { holder }));
         };
         match serde_json::from_str(&text) {
             Ok(Entry::Done { result }) => Ok(Lookup::Done(result)),
-            // The same call, resumed: it takes its own claim over.
-            Ok(Entry::Pending { holder: found }) if found == holder => {
-                Ok(Lookup::Claimed(Claim { holder }))
-            }
-            Ok(Entry::Pending { .. }) => Ok(Lookup::Pending),
+            Ok(Entry::Pending {}) => Ok(Lookup::Pending),
             Err(source) => Err(RedisStoreError::Decode {
                 key: redis_key.to_owned(),
                 source,
@@ -817,7 +841,7 @@ mod tests {
         ));
         assert!(matches!(
             serde_json::from_value(pending),
-            Ok(Entry::Pending { .. })
+            Ok(Entry::Pending {})
         ));
     }
 }

@@ -25,11 +25,22 @@ pub struct IdempotencyKey {
     /// SHA-256 (lowercase hex) of the canonical arguments: an explicit key reused with other
     /// arguments is refused by comparing it.
     pub arguments_digest: String,
-    /// The holder token of the call itself (from its session and call id), or `None` for a
-    /// fresh random token per claim. A call resumed after a crash finds its own pending claim
-    /// and takes it over: it runs again as that same call, with the same key for the tool to
-    /// pass on downstream, instead of waiting for itself.
-    pub holder: Option<String>,
+    /// Who claims: the call itself (a token from its session and call id) and when its own
+    /// earlier claim is certainly abandoned; `None` for a fresh random token per claim.
+    pub holder: Option<Holder>,
+}
+
+/// The identity a call claims with, so that the same call resumed after a crash takes over
+/// its own abandoned claim instead of waiting for itself, while a copy of the call sent again
+/// while the first still runs (an upstream retry) waits for it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Holder {
+    /// The call's token.
+    pub token: String,
+    /// How long after its claim the call cannot still be running (its timeout on every
+    /// attempt, and the delays between them): past it, a claim with the same token is
+    /// abandoned and the call may take it over.
+    pub stale_after: Duration,
 }
 
 /// What a successful execution returned, as kept for replays.
@@ -84,8 +95,9 @@ pub struct StoreError(pub String);
 /// serves the same sessions. Arguments are owned, so a call's path keeps the returned future
 /// without borrowing from itself.
 pub trait IdempotencyStore: Send + Sync + 'static {
-    /// Claims `key` for `ttl` (from now) if it is free, or if it is pending with the key's own
-    /// holder; otherwise says what holds it.
+    /// Claims `key` for `ttl` (from now) if it is free, or takes it over if it is pending with
+    /// the key's own holder token and older than its `stale_after` (the window keeps counting
+    /// from the first claim); otherwise says what holds it.
     fn claim(
         &self,
         key: IdempotencyKey,

@@ -119,6 +119,14 @@ impl RetryPolicy {
             .min(self.max_delay)
     }
 
+    /// The longest a call whose attempts each take at most `timeout` can run under this
+    /// policy: every attempt, and the longest delays between them.
+    pub(crate) fn running_at_most(&self, timeout: Duration) -> Duration {
+        let attempts = self.max_attempts.max(1);
+        let delays = self.max_delay.saturating_mul(attempts - 1);
+        timeout.saturating_mul(attempts).saturating_add(delays)
+    }
+
     fn delay(&self, attempt: u32) -> Duration {
         let base = self.base_delay(attempt);
         if !self.jitter || base.is_zero() {
