@@ -17,7 +17,7 @@ use tracing::Instrument;
 use crate::builder::LeftOutTool;
 use crate::call::{Arguments, Session, ToolCall};
 use crate::call_path::{Finished, RunCall, call_span, record_end};
-use crate::gates::{self, Gates};
+use crate::gates::{self, Admitted, Gates};
 use crate::idempotency::Layer;
 use crate::limits::Limits;
 use crate::observation::{Observation, TurnReport};
@@ -197,17 +197,37 @@ impl<D: Any + Send + Sync> Runtime<D> {
         // Arguments an approver edited; planned again once every call has been through the
         // gates.
         let mut edits: Vec<(usize, Arguments)> = Vec::new();
+        // The calls the policy asks a person about, with its reason.
+        let mut asks: Vec<(usize, String)> = Vec::new();
 
-        // 1. Plan every call (scope, roles, arguments); a call that fails here is answered
-        //    at once.
+        // 1. Plan every call (scope, roles, arguments) and let the policy decide; a call that
+        //    fails here is answered at once.
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
-            match shared.plan(gate_session, CallRef::of(index, call), |tool| {
-                context_of(index, tool)
-            }) {
-                Ok(plan) => {
-                    planned.push(Some(plan));
+            // The policy decides at once; only an `ask` waits for a person (below).
+            let planned_call = shared
+                .plan(gate_session, CallRef::of(index, call), |tool| {
+                    context_of(index, tool)
+                })
+                .and_then(|(plan, first)| {
+                    let identity = plan.identity(gate_session);
+                    let admitted = shared.gates.decide(
+                        &identity,
+                        plan.tool.spec(),
+                        plan.arguments,
+                        &shared.redactor,
+                    )?;
+                    Ok((plan, first, admitted))
+                });
+            match planned_call {
+                Ok((plan, first, admitted)) => {
+                    if let Admitted::Ask(reason) = admitted
+                        && !approved.get(index).copied().unwrap_or(false)
+                    {
+                        asks.push((index, reason));
+                    }
+                    planned.push(Some((plan, first)));
                     observations.push(None);
                 }
                 Err(error) => {
@@ -220,14 +240,16 @@ impl<D: Any + Send + Sync> Runtime<D> {
             }
         }
 
-        // 1b. The policy, then a person for the calls it asks about, in call order. A call
-        //     answered here never runs.
-        for index in 0..planned.len() {
+        // 1b. A person answers the calls the policy asks about, in call order. A call answered
+        //     here never runs.
+        for (index, reason) in asks {
             let Some((plan, first)) = planned[index].take() else {
                 continue;
             };
-            let approved = approved.get(index).copied().unwrap_or(false);
-            match shared.admit(gate_session, &plan, approved).await {
+            match shared
+                .ask(&plan.identity(gate_session), &plan, reason)
+                .await
+            {
                 Ok(None) => planned[index] = Some((plan, first)),
                 Ok(Some(edited)) => edits.push((index, Arguments::Value(edited))),
                 Err(error) => {

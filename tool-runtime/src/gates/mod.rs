@@ -241,17 +241,10 @@ impl Gates {
             return;
         };
         let record = AuditRecord {
-            session: identity.session.id(),
-            principal: identity.session.principal().map(|principal| principal.id()),
-            call_id: identity.call_id,
-            tool: identity.tool,
-            version: identity.version,
             arguments_digest: digest,
-            arguments: None,
-            decision,
             reason: Some(reason),
             approval_id,
-            outcome: None,
+            ..identity.line(decision)
         };
         if let Err(error) = audit.record(&record) {
             tracing::error!(%error, tool = identity.tool, "an audit line could not be written");
@@ -277,17 +270,11 @@ impl Gates {
             .filter(|_| audit.wants_arguments())
             .map(|arguments| redact_value(arguments, redactor));
         let record = AuditRecord {
-            session: identity.session.id(),
-            principal: identity.session.principal().map(|principal| principal.id()),
-            call_id: identity.call_id,
-            tool: identity.tool,
-            version: identity.version,
             arguments_digest: digest,
             arguments: redacted.as_ref(),
-            decision,
             reason: Some(reason),
             approval_id,
-            outcome: None,
+            ..identity.line(decision)
         };
         audit.record(&record).map_err(|error| {
             tracing::error!(%error, tool = identity.tool, "the audit line could not be written; the call is refused");
@@ -305,20 +292,30 @@ impl Gates {
             return;
         };
         let record = AuditRecord {
-            session: identity.session.id(),
-            principal: identity.session.principal().map(|principal| principal.id()),
-            call_id: identity.call_id,
-            tool: identity.tool,
-            version: identity.version,
-            arguments_digest: None,
-            arguments: None,
-            decision: AuditDecision::Outcome,
-            reason: None,
-            approval_id: None,
             outcome: Some(outcome),
+            ..identity.line(AuditDecision::Outcome)
         };
         if let Err(error) = audit.record(&record) {
             tracing::error!(%error, tool = identity.tool, "the outcome of a write could not be audited");
+        }
+    }
+}
+
+impl<'a> CallIdentity<'a> {
+    /// An audit line about this call, with nothing but who and what.
+    fn line(&self, decision: AuditDecision) -> AuditRecord<'a> {
+        AuditRecord {
+            session: self.session.id(),
+            principal: self.session.principal().map(|principal| principal.id()),
+            call_id: self.call_id,
+            tool: self.tool,
+            version: self.version,
+            arguments_digest: None,
+            arguments: None,
+            decision,
+            reason: None,
+            approval_id: None,
+            outcome: None,
         }
     }
 }

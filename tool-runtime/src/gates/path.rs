@@ -74,7 +74,7 @@ impl<D: Any + Send + Sync> Shared<D> {
     }
 
     /// Asks the approver about a call.
-    async fn ask(
+    pub(crate) async fn ask(
         &self,
         identity: &CallIdentity<'_>,
         plan: &Planned<'_>,
