@@ -931,3 +931,105 @@ fn a_policy_file_naming_a_tool_that_does_not_exist_is_refused_with_its_line() {
         Ok(_) => panic!("a field the format does not know is an error"),
     }
 }
+
+#[tokio::test]
+async fn denials_in_one_turn_stop_the_rest_of_that_turn() {
+    let approver = Arc::new(Scripted::new((0..5).map(|_| Approval::Deny("no".into()))));
+    let (runtime, desk) = desk_runtime(|builder| builder.approver(Arc::clone(&approver)));
+    let mut calls: Vec<ToolCall> = (0..5)
+        .map(|i| {
+            call(
+                &format!("d{i}"),
+                "delete_account",
+                json!({ "account": "a" }),
+            )
+        })
+        .collect();
+    calls.push(call("w", "open_ticket", json!({ "summary": "x" })));
+    calls.push(call("r", "order_status", json!({ "order": "A1" })));
+    let report = runtime.execute(&Session::new("s"), &calls).await;
+    assert_eq!(
+        kinds(&report),
+        [
+            Some("denied"),
+            Some("denied"),
+            Some("denied"),
+            Some("too_many_denials"),
+            Some("too_many_denials"),
+            Some("too_many_denials"),
+            None
+        ]
+    );
+    assert_eq!(approver.asked().len(), 3);
+    assert_eq!(desk.tickets.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn the_preview_sees_the_arguments_redacted_as_the_approver_does() {
+    let approver = Scripted::new([Approval::Deny("no".into())]);
+    let (runtime, _) = desk_runtime(|builder| {
+        builder
+            .approver(approver.clone())
+            .preview("delete_account", |arguments| {
+                Preview::new(format!("delete {}", arguments["account"]))
+            })
+    });
+    let secret = "sk-proj-abcdefghijklmnopqrstuvwx1234";
+    runtime
+        .execute(
+            &Session::new("s"),
+            [call("1", "delete_account", json!({ "account": secret }))],
+        )
+        .await;
+    let asked = approver.asked();
+    let shown = format!("{:?} {}", asked[0].preview, asked[0].arguments);
+    assert!(!shown.contains(secret), "{shown}");
+    assert!(shown.contains("REDACTED"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_refused_decision_is_audited_under_the_call_it_names() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let audit = Arc::new(MemoryAudit::default());
+    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let (runtime, _) = desk_runtime(|builder| {
+        builder
+            .approver(Scripted::new([Approval::Pending]))
+            .approval_store(store as Arc<dyn ApprovalStore>)
+            .decision_keys(keys)
+            .audit(Arc::clone(&audit))
+    });
+    let session = Session::new("s-1");
+    runtime
+        .execute(
+            &session,
+            [call("c1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    let pending = runtime
+        .pending_approvals(&session)
+        .await
+        .unwrap_or_default();
+    let Some(decision) = pending
+        .first()
+        .and_then(|pending| runtime.sign_decision(pending, Approval::Approve).ok())
+    else {
+        panic!("a decision");
+    };
+    runtime.resume(&session, [decision.clone()]).await;
+    let replay = runtime.resume(&session, [decision]).await;
+    assert_eq!(kinds(&replay), [Some("invalid_decision")]);
+    assert_eq!(replay.observations()[0].tool(), "delete_account");
+    let lines = audit.lines();
+    let Some(last) = lines.last() else {
+        panic!("audit lines");
+    };
+    assert_eq!(last["decision"], "resume");
+    assert_eq!(last["call_id"], "c1");
+    assert!(
+        last["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("used already")),
+        "{last}"
+    );
+}

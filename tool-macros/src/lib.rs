@@ -26,8 +26,8 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
 }
 
 /// `#[tool]` as re-exported by `tool-runtime`: generated code names `::tool_runtime`, so an
-/// application needs no direct dependency on `tool-core`.
-#[doc(hidden)]
+/// application needs no direct dependency on `tool-core`. Its keys and context forms are those
+/// of `tool_core::tool`.
 #[proc_macro_attribute]
 pub fn runtime_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool(args.into(), input.into(), quote!(::tool_runtime)).into()

@@ -27,8 +27,10 @@ impl<D: Any + Send + Sync> Runtime<D> {
 
     /// Signs a person's decision about a pending call: approve, approve with edited arguments
     /// (validated when the call resumes), or deny with a reason. The decision is bound to
-    /// the request, the call, the session, the principal, the tool and the arguments, and
-    /// expires after the keys' time to live.
+    /// the request, the call, the session, the principal, the tool and the digest of the
+    /// arguments kept with the request, and expires after the keys' time to live. What runs
+    /// is the kept arguments (or the edit inside the decision), never `pending.arguments` as
+    /// the caller may have changed them.
     pub fn sign_decision(
         &self,
         pending: &PendingApproval,
@@ -76,7 +78,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut refused = Vec::new();
         for (position, signed) in decisions.as_ref().iter().enumerate() {
             // A decision this runtime signed names its call; one it cannot read names nothing.
-            let mut claimed_call: Option<String> = None;
+            let mut claimed_call: Option<(String, String)> = None;
             let checked = match keys {
                 None => Err(ToolError::new(
                     ErrorKind::InvalidDecision,
@@ -84,7 +86,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 )),
                 Some(keys) => match decision::verify(keys, signed, SystemTime::now()) {
                     Ok(claims) => {
-                        claimed_call = Some(claims.call_id.clone());
+                        claimed_call = Some((claims.call_id.clone(), claims.tool.clone()));
                         self.claim(session, claims).await
                     }
                     Err(error) => Err(ToolError::new(
@@ -123,11 +125,27 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 }
                 Err(error) => {
                     tracing::warn!(position, kind = %error.kind(), "a decision was refused");
-                    let call_id: Arc<str> = match claimed_call {
-                        Some(call_id) => Arc::from(call_id),
-                        None => Arc::from(format!("decision-{position}")),
+                    let (call_id, tool) = claimed_call
+                        .unwrap_or_else(|| (format!("decision-{position}"), String::new()));
+                    let identity = CallIdentity {
+                        session,
+                        call_id: &call_id,
+                        tool: &tool,
+                        version: None,
                     };
-                    refused.push(shared.rejected(session.id(), &call_id, "", error));
+                    shared.gates.note(
+                        &identity,
+                        None,
+                        AuditDecision::Resume,
+                        error.message(),
+                        None,
+                    );
+                    refused.push(shared.rejected(
+                        session.id(),
+                        &Arc::from(call_id.as_str()),
+                        &tool,
+                        error,
+                    ));
                 }
             }
         }

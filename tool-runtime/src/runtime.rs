@@ -242,6 +242,8 @@ impl<D: Any + Send + Sync> Runtime<D> {
 
         // 1b. A person answers the calls the policy asks about, in call order. A call answered
         //     here never runs.
+        let asked = !asks.is_empty();
+        let mut answered_yes = Vec::new();
         for (index, reason) in asks {
             let Some((plan, first)) = planned[index].take() else {
                 continue;
@@ -250,10 +252,30 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 .ask(&plan.identity(gate_session), &plan, reason)
                 .await
             {
-                Ok(None) => planned[index] = Some((plan, first)),
-                Ok(Some(edited)) => edits.push((index, Arguments::Value(edited))),
+                Ok(None) => {
+                    planned[index] = Some((plan, first));
+                    answered_yes.push(index);
+                }
+                Ok(Some(edited)) => {
+                    edits.push((index, Arguments::Value(edited)));
+                    answered_yes.push(index);
+                }
                 Err(error) => {
                     tracing::info!(tool = %plan.name, call_id = %plan.call_id, kind = %error.kind(), "refused by the gates");
+                    observations[index] =
+                        Some(shared.rejected(session_id, plan.call_id, plan.name, error));
+                }
+            }
+        }
+        // Denials in this turn may have tripped the session's refusal breaker: its other
+        // writes stop too (the calls a person said yes to go on).
+        if asked && shared.gates.breaker.tripped(session_id) {
+            for (index, slot) in planned.iter_mut().enumerate() {
+                let stopped = slot.as_ref().is_some_and(|(plan, _)| {
+                    !plan.tool.spec().execution().read_only && !answered_yes.contains(&index)
+                });
+                if stopped && let Some((plan, _)) = slot.take() {
+                    let error = shared.gates.breaker_refusal(&plan.identity(gate_session));
                     observations[index] =
                         Some(shared.rejected(session_id, plan.call_id, plan.name, error));
                 }

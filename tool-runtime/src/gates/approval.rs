@@ -129,3 +129,9 @@ pub trait Approver: Send + Sync + 'static {
     /// The answer for one call.
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
 }
+
+impl<T: Approver + ?Sized> Approver for Arc<T> {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        (**self).decide(request)
+    }
+}

@@ -188,22 +188,7 @@ impl Gates {
             return Err(denied(&verdict.reason(spec)));
         }
         if (verdict.action == Action::Ask || !read_only) && self.breaker.tripped(session.id()) {
-            let error = ToolError::new(
-                ErrorKind::TooManyDenials,
-                format!(
-                    "{} calls in a row were denied in this session; asks and writes are stopped until a person resets it",
-                    self.breaker.limit()
-                ),
-            )
-            .with_hint("stop and tell the user what you were trying to do");
-            self.note(
-                identity,
-                None,
-                AuditDecision::Breaker,
-                error.message(),
-                None,
-            );
-            return Err(error);
+            return Err(self.breaker_refusal(identity));
         }
         match verdict.action {
             Action::Ask => Ok(Admitted::Ask(verdict.reason(spec))),
@@ -225,6 +210,27 @@ impl Gates {
                 Ok(Admitted::Run)
             }
         }
+    }
+
+    /// The answer to an ask or a write of a session whose refusal breaker tripped (and its
+    /// audit line).
+    pub(crate) fn breaker_refusal(&self, identity: &CallIdentity<'_>) -> ToolError {
+        let error = ToolError::new(
+            ErrorKind::TooManyDenials,
+            format!(
+                "{} calls in a row were denied in this session; asks and writes are stopped until a person resets it",
+                self.breaker.limit()
+            ),
+        )
+        .with_hint("stop and tell the user what you were trying to do");
+        self.note(
+            identity,
+            None,
+            AuditDecision::Breaker,
+            error.message(),
+            None,
+        );
+        error
     }
 
     /// Writes one audit line about a call whose fate does not depend on it (a refusal, a

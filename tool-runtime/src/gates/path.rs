@@ -102,6 +102,11 @@ impl<D: Any + Send + Sync> Shared<D> {
                 &format!("{reason}, and nobody can approve it in this session"),
             ));
         }
+        // Denials earlier in the same turn count: the breaker is looked at again before each
+        // ask, not only when the call was planned.
+        if gates.breaker.tripped(session.id()) {
+            return Err(gates.breaker_refusal(identity));
+        }
         gates.record(
             identity,
             Some(&digest),
@@ -111,8 +116,10 @@ impl<D: Any + Send + Sync> Shared<D> {
             &reason,
             None,
         )?;
+        // What a person sees is redacted, the preview's input included.
+        let shown = redact_value(&arguments, &self.redactor);
         let preview = gates.previews.get(spec.name()).and_then(|preview| {
-            std::panic::catch_unwind(AssertUnwindSafe(|| preview(&arguments)))
+            std::panic::catch_unwind(AssertUnwindSafe(|| preview(&shown)))
                 .map_err(|_| tracing::error!(tool = spec.name(), "the preview panicked"))
                 .ok()
         });
@@ -124,7 +131,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             call_id: identity.call_id.to_owned(),
             tool: identity.tool.to_owned(),
             risk: spec.risk(),
-            arguments: redact_value(&arguments, &self.redactor),
+            arguments: shown,
             reason: reason.clone(),
             preview,
         };
