@@ -165,6 +165,11 @@ fn check_contradictions(attr: &ToolAttr, errors: &mut Errors) {
         && **idempotency == Idempotency::Off
     {
         errors.at(idempotency.span(), "`idempotency = \"off\"` is pointless on a `read_only` tool: reads never use the idempotency layer unless they opt in with `idempotency = \"on\"`; remove it",);
+    } else if let Some(idempotency) = &attr.idempotency
+        && attr.idempotent.is_present()
+        && **idempotency == Idempotency::Off
+    {
+        errors.at(idempotency.span(), "`idempotency = \"off\"` is pointless on an `idempotent` tool: the idempotency layer leaves idempotent tools alone unless they opt in with `idempotency = \"on\"`; remove it",);
     }
 }
 
