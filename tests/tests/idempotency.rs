@@ -388,35 +388,107 @@ async fn a_denied_call_never_reaches_the_store_and_a_replay_skips_retry_and_time
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_write_stopped_by_its_timeout_keeps_its_claim_until_it_cannot_be_running() {
+async fn a_write_stopped_by_its_timeout_keeps_its_claim_for_the_window() {
     let (runtime, backend) = build(|builder| {
         builder
             .retry(RetryPolicy::none())
+            .idempotency_ttl(Duration::from_secs(60))
             .idempotency_wait(Duration::from_millis(20))
     });
     let session = Session::new("s");
     let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 200 }))];
     let first = runtime.execute(&session, call("1")).await;
     assert_eq!(kinds(&first), [Some("timeout")]);
-    // It may have done its work: another call with the same arguments is not run while the
-    // claim stands, nor is the same call sent again at once (it could still be running
-    // somewhere).
-    let other = runtime.execute(&session, call("2")).await;
-    assert_eq!(kinds(&other), [Some("in_progress_elsewhere")]);
-    let again = runtime.execute(&session, call("1")).await;
-    assert_eq!(kinds(&again), [Some("in_progress_elsewhere")]);
-    // Once it cannot be running any more (its timeout, plus a second), the same call resumed
-    // (after a crash, say) takes its claim over and runs as itself; another call still waits.
-    tokio::time::advance(Duration::from_secs(2)).await;
-    let other = runtime.execute(&session, call("2")).await;
-    assert_eq!(kinds(&other), [Some("in_progress_elsewhere")]);
-    let resumed = runtime.execute(&session, call("1")).await;
+    // It may have done its work: no copy runs while the claim stands, whatever its call id,
+    // and long after the call could still be running.
+    for (id, after) in [("2", 0), ("1", 0), ("1", 5), ("2", 30)] {
+        tokio::time::advance(Duration::from_secs(after)).await;
+        let again = runtime.execute(&session, call(id)).await;
+        assert_eq!(
+            kinds(&again),
+            [Some("in_progress_elsewhere")],
+            "{id} after {after} s"
+        );
+    }
+    // The window over, the key is free again.
+    tokio::time::advance(Duration::from_secs(31)).await;
+    let later = runtime.execute(&session, call("3")).await;
     assert_eq!(
-        kinds(&resumed),
+        kinds(&later),
         [Some("timeout")],
         "it ran (and timed out again)"
     );
     assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_same_call_resumed_after_a_crash_takes_its_claim_over_once_its_run_cannot_be_going() {
+    let (runtime, backend) = build(|builder| {
+        builder
+            .retry(RetryPolicy::none())
+            .idempotency_wait(Duration::from_millis(20))
+    });
+    let session = Session::new("s");
+    let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 20 }))];
+    // The process "crashes" mid-call: the turn's future is dropped while the tool runs, so
+    // its run ends without an ending recorded.
+    let crashed = tokio::time::timeout(
+        Duration::from_millis(5),
+        runtime.execute(&session, call("1")),
+    )
+    .await;
+    assert!(crashed.is_err());
+    // At once, the same call could still be running somewhere: it waits, as another does.
+    for id in ["1", "2"] {
+        let again = runtime.execute(&session, call(id)).await;
+        assert_eq!(kinds(&again), [Some("in_progress_elsewhere")], "{id}");
+    }
+    // Past its timeout (50 ms) and a second, the same call takes its claim over and runs;
+    // another call still waits for it.
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let other = runtime.execute(&session, call("2")).await;
+    assert_eq!(kinds(&other), [Some("in_progress_elsewhere")]);
+    let resumed = runtime.execute(&session, call("1")).await;
+    assert_eq!(kinds(&resumed), [None]);
+    assert!(!resumed.observations()[0].replayed());
+    assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
+    // Its result now answers every copy.
+    let later = runtime.execute(&session, call("2")).await;
+    assert!(later.observations()[0].replayed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn expired_claims_leave_a_full_memory_store() {
+    let store = Arc::new(MemoryIdempotency::new(2, 1 << 20));
+    let (runtime, backend) = build(|builder| {
+        builder
+            .idempotency(Arc::clone(&store))
+            .retry(RetryPolicy::none())
+            .idempotency_ttl(Duration::from_secs(10))
+    });
+    let session = Session::new("s");
+    // Two writes stopped by their timeouts keep their claims and fill the store.
+    for millis in [200, 300] {
+        let report = runtime
+            .execute(
+                &session,
+                [ToolCall::new(
+                    "1",
+                    "slow_write",
+                    json!({ "millis": millis }),
+                )],
+            )
+            .await;
+        assert_eq!(kinds(&report), [Some("timeout")]);
+    }
+    assert_eq!(store.len(), 2);
+    // Once their window is over they give way: a new write is not refused.
+    tokio::time::advance(Duration::from_secs(11)).await;
+    let report = runtime
+        .execute(&session, [ticket("t", json!({ "subject": "x" }))])
+        .await;
+    assert_eq!(kinds(&report), [None]);
+    assert_eq!(backend.tickets.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]

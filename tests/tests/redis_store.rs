@@ -808,3 +808,23 @@ async fn a_call_takes_over_its_own_claim_only_once_it_is_abandoned() {
         Lookup::Done(result("1"))
     );
 }
+
+#[tokio::test]
+async fn an_abandoned_claim_is_never_taken_over() {
+    let server = RedisServer::start();
+    let store = connect(&server).await;
+    let ttl = Duration::from_secs(60);
+    let mut own = key("s-1", "refund", "d1");
+    own.holder = Some(Holder {
+        token: "call-1".into(),
+        stale_after: Duration::from_millis(200),
+    });
+    let claim = claimed(&store, &own, ttl).await;
+    // The run was stopped mid-flight: it may have done its work.
+    store.abandon(own.clone(), claim).await.expect("abandoned");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        store.claim(own, ttl).await.expect("answers"),
+        Lookup::Pending
+    );
+}

@@ -326,7 +326,7 @@ impl<'a> Path<'a> {
             // first; everything else starts at once.
             self.state = match planned.idempotency.as_deref() {
                 Some(key) => State::Claiming {
-                    lookup: self.layer.store.claim(key.key.clone(), self.layer.ttl),
+                    lookup: self.layer.store.claim(key.key.clone(), key.claim_for),
                     first: Some(first),
                     shells,
                     started,
@@ -470,7 +470,7 @@ impl<'a> Path<'a> {
                     return Poll::Ready(Ended::new(Err(error), 0, elapsed));
                 }
                 *waited = true;
-                *lookup = layer.store.wait(key.key.clone(), layer.ttl, layer.wait);
+                *lookup = layer.store.wait(key.key.clone(), key.claim_for, layer.wait);
                 return self.poll_claim(cx);
             }
             Ok(Lookup::Failed(failure)) => {
@@ -515,7 +515,14 @@ impl<'a> Path<'a> {
             ErrorKind::Timeout | ErrorKind::Cancelled | ErrorKind::Panicked
         ) && !error.is_safe_to_repeat();
         match (self.claim.take(), planned.idempotency.as_deref()) {
-            (Some(claim), Some(key)) if !mid_flight => {
+            (Some(claim), Some(key)) if mid_flight => {
+                self.state = State::Recording {
+                    record: self.layer.store.abandon(key.key.clone(), claim),
+                    then: Some(AfterRecord::Ended(ended)),
+                };
+                self.poll(cx)
+            }
+            (Some(claim), Some(key)) => {
                 let failure = SharedFailure {
                     kind: error.kind().as_str().to_owned(),
                     message: error.message().to_owned(),

@@ -219,6 +219,25 @@ impl State {
     /// Evicts the oldest completed results until `more` entries fit within the bounds, and
     /// expired results when the map is full. Claims in flight are never evicted.
     fn make_room(&mut self, max_entries: usize, max_bytes: usize, more: usize, now: Instant) {
+        // Expired entries go first, claims included: a claim past its window holds nothing
+        // (a new claim of its key would take its place anyway).
+        if self.entries.len() + more > max_entries {
+            let expired: Vec<Id> = self
+                .entries
+                .iter()
+                .filter(|(_, entry)| entry.expires <= now)
+                .map(|(key, _)| key.clone())
+                .collect();
+            for key in expired {
+                if let Some(Entry {
+                    value: Value::Done(result),
+                    ..
+                }) = self.entries.remove(&key)
+                {
+                    self.bytes = self.bytes.saturating_sub(size_of(&result));
+                }
+            }
+        }
         while self.entries.len() + more > max_entries || self.bytes > max_bytes {
             let Some(oldest) = self.completed.pop_front() else {
                 break;
@@ -237,24 +256,6 @@ impl State {
                 self.bytes = self.bytes.saturating_sub(size_of(&result));
             }
         }
-        // Expired results anywhere go too (only when the map is still at its bound).
-        if self.entries.len() + more > max_entries {
-            let expired: Vec<Id> = self
-                .entries
-                .iter()
-                .filter(|(_, entry)| entry.expires <= now && matches!(entry.value, Value::Done(_)))
-                .map(|(key, _)| key.clone())
-                .collect();
-            for key in expired {
-                if let Some(Entry {
-                    value: Value::Done(result),
-                    ..
-                }) = self.entries.remove(&key)
-                {
-                    self.bytes = self.bytes.saturating_sub(size_of(&result));
-                }
-            }
-        }
     }
 }
 
@@ -262,6 +263,21 @@ fn size_of(result: &StoredResult) -> usize {
     result.output.len()
         + result.page.as_ref().map_or(0, String::len)
         + result.arguments_digest.len()
+}
+
+impl MemoryIdempotency {
+    fn abandon_now(&self, key: &IdempotencyKey, claim: &Claim) {
+        let mut state = self.lock();
+        if let Some(Entry {
+            value: Value::Pending { holder, .. },
+            ..
+        }) = state.entries.get_mut(&id(key))
+            && *holder == claim.holder
+        {
+            // No call holds this token: nothing can take the claim over.
+            *holder = crate::hex::random_token();
+        }
+    }
 }
 
 impl IdempotencyStore for MemoryIdempotency {
@@ -299,6 +315,11 @@ impl IdempotencyStore for MemoryIdempotency {
         failure: SharedFailure,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         self.release_now(&key, &claim, failure);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn abandon(&self, key: IdempotencyKey, claim: Claim) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.abandon_now(&key, &claim);
         Box::pin(std::future::ready(Ok(())))
     }
 }

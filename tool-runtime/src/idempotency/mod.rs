@@ -83,6 +83,8 @@ pub(crate) struct CallKey {
     pub(crate) explicit: bool,
     /// What the tool reads from its context: the explicit key, or the fingerprint's digest.
     pub(crate) for_tool: Arc<str>,
+    /// How long a claim lasts: the window, or longer when the call can run longer.
+    pub(crate) claim_for: Duration,
 }
 
 impl Layer {
@@ -97,7 +99,7 @@ impl Layer {
 
     /// The key of a call of `spec` with `arguments` in `session`.
     /// `running_at_most`: how long the call can run, all attempts included (`None` without a
-    /// timeout); past it, an earlier claim of the same call is abandoned.
+    /// timeout).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn key(
         &self,
@@ -134,9 +136,10 @@ impl Layer {
         }
         let digest = crate::hex::encode(&fingerprint.finalize());
         let for_tool: Arc<str> = Arc::from(explicit.unwrap_or(&digest));
-        // The call's own token: the same call, resumed once its earlier run cannot still be
-        // going, takes its claim over. A call without a timeout could run for ever: it never
-        // does.
+        // The call's own token: resumed after a crash (its run gone without an ending), once
+        // that run cannot still be going, the same call takes its claim over. A run the
+        // runtime stopped mid-flight abandons its claim instead (it may have done its work),
+        // and a call without a timeout could run for ever: neither is ever taken over.
         let holder = running_at_most.map(|running_at_most| {
             let mut token = Sha256::new();
             for part in [scope.as_str(), session.id(), call_id, &digest] {
@@ -148,6 +151,7 @@ impl Layer {
                 stale_after: running_at_most + Duration::from_secs(1),
             }
         });
+        let claim_for = self.ttl;
         CallKey {
             key: IdempotencyKey {
                 scope,
@@ -156,6 +160,7 @@ impl Layer {
                 arguments_digest,
                 holder,
             },
+            claim_for,
             explicit: explicit.is_some(),
             for_tool,
         }

@@ -147,6 +147,20 @@ end
 return 0
 ";
 
+/// Gives the claim a token no call holds, if the claim still holds the key: a run stopped
+/// mid-flight leaves it to its window, never to a takeover.
+///
+/// KEYS[1]: the key. ARGV[1]: the holder. ARGV[2]: the new token. Returns 1 when changed.
+const ABANDON_BODY: &str = r"
+if held_by(KEYS[1], ARGV[1]) then
+  local value = cjson.decode(redis.call('GET', KEYS[1]))
+  value.holder = ARGV[2]
+  redis.call('SET', KEYS[1], cjson.encode(value), 'KEEPTTL')
+  return 1
+end
+return 0
+";
+
 /// Keeps a pending approval unless its id is already pending in the session.
 ///
 /// KEYS[1]: the request's key. KEYS[2]: the session's index. KEYS[3]: the arrival counter.
@@ -284,10 +298,11 @@ struct Scripts {
     claim: Script,
     complete: Script,
     release: Script,
+    abandon: Script,
     put_approval: Script,
     pending_approvals: Script,
     take_approval: Script,
-    sources: [String; 6],
+    sources: [String; 7],
 }
 
 impl Scripts {
@@ -296,6 +311,7 @@ impl Scripts {
             CLAIM_SCRIPT.to_owned(),
             format!("{HELD_BY}{COMPLETE_BODY}"),
             format!("{HELD_BY}{RELEASE_BODY}"),
+            format!("{HELD_BY}{ABANDON_BODY}"),
             PUT_APPROVAL_SCRIPT.to_owned(),
             PENDING_APPROVALS_SCRIPT.to_owned(),
             TAKE_APPROVAL_SCRIPT.to_owned(),
@@ -304,6 +320,7 @@ impl Scripts {
             claim,
             complete,
             release,
+            abandon,
             put_approval,
             pending_approvals,
             take_approval,
@@ -312,6 +329,7 @@ impl Scripts {
             claim,
             complete,
             release,
+            abandon,
             put_approval,
             pending_approvals,
             take_approval,
@@ -593,6 +611,28 @@ impl RedisStore {
         Ok(())
     }
 
+    async fn abandon_claim(
+        &self,
+        key: &IdempotencyKey,
+        claim: &Claim,
+    ) -> Result<(), RedisStoreError> {
+        let redis_key = self.idempotency_key(key);
+        let token = new_holder();
+        let mut connection = self.connection.clone();
+        let _changed: i64 = bounded(self.command_timeout, async {
+            Ok(self
+                .scripts
+                .abandon
+                .key(&redis_key)
+                .arg(&claim.holder)
+                .arg(&token)
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await?;
+        Ok(())
+    }
+
     async fn put_approval(&self, pending: PendingApproval) -> io::Result<()> {
         let redis_key = self.approval_key(&pending.session, &pending.request_id);
         let text = encode(&redis_key, &pending)?;
@@ -724,6 +764,10 @@ impl IdempotencyStore for RedisStore {
         // Waiters in other processes poll the key: they find it free and claim it, so the
         // failure itself is not shared.
         Box::pin(async move { Ok(self.release_claim(&key, &claim).await?) })
+    }
+
+    fn abandon(&self, key: IdempotencyKey, claim: Claim) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.abandon_claim(&key, &claim).await?) })
     }
 }
 

@@ -121,6 +121,15 @@ pub trait IdempotencyStore: Send + Sync + 'static {
         result: StoredResult,
     ) -> BoxFuture<'_, Result<(), StoreError>>;
 
+    /// Marks the claim as left by a run the runtime stopped mid-flight (timed out, cancelled,
+    /// panicked): it may have done its work, so the same call must not take it over; the key
+    /// stays pending until its window ends. A store that never takes claims over needs
+    /// nothing here.
+    fn abandon(&self, key: IdempotencyKey, claim: Claim) -> BoxFuture<'_, Result<(), StoreError>> {
+        let _ = (key, claim);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// Releases the key after the execution `claim` holds failed, only if `claim` still holds
     /// it (a late release never removes another holder's claim). `failure` is shared with the
     /// waiters of stores that share it.
@@ -166,5 +175,9 @@ impl<T: IdempotencyStore + ?Sized> IdempotencyStore for std::sync::Arc<T> {
         failure: SharedFailure,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         (**self).release(key, claim, failure)
+    }
+
+    fn abandon(&self, key: IdempotencyKey, claim: Claim) -> BoxFuture<'_, Result<(), StoreError>> {
+        (**self).abandon(key, claim)
     }
 }

@@ -120,7 +120,7 @@ impl RetryPolicy {
     }
 
     /// The longest a call whose attempts each take at most `timeout` can run under this
-    /// policy: every attempt, and the longest delays between them.
+    /// policy: every attempt, and the longest delay between each two.
     pub(crate) fn running_at_most(&self, timeout: Duration) -> Duration {
         let attempts = self.max_attempts.max(1);
         let delays = self.max_delay.saturating_mul(attempts - 1);
