@@ -650,3 +650,30 @@ impl IdempotencyStore for DownStore {
         Box::pin(async { Err(StoreError("connection refused".into())) })
     }
 }
+
+#[tokio::test]
+async fn a_replay_writes_no_outcome_to_the_audit() {
+    let audit = Arc::new(tool_runtime::MemoryAudit::default());
+    let (runtime, _) = build(|builder| builder.audit(Arc::clone(&audit)));
+    let session = Session::new("s");
+    for id in ["1", "2"] {
+        runtime
+            .execute(&session, [ticket(id, json!({ "subject": "x" }))])
+            .await;
+    }
+    let decisions: Vec<(String, String)> = audit
+        .lines()
+        .iter()
+        .map(|line| {
+            (
+                line["call_id"].as_str().unwrap_or_default().to_owned(),
+                line["decision"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [("1", "auto"), ("1", "outcome"), ("2", "auto")]
+        .iter()
+        .map(|(call, decision)| ((*call).to_owned(), (*decision).to_owned()))
+        .collect();
+    assert_eq!(decisions, expected);
+}

@@ -126,7 +126,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             planned,
         } = self.run_call(planned, first, span, None, false).await;
         let _entered = span.enter();
-        if !planned.tool.spec().execution().read_only {
+        if !planned.tool.spec().execution().read_only && ended.attempts > 0 {
             let outcome = ended
                 .result
                 .as_ref()

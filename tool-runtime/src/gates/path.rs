@@ -211,13 +211,8 @@ impl<D: Any + Send + Sync> Shared<D> {
             risk: plan.tool.spec().risk(),
             preview,
         };
-        gates.store.put(pending).await.map_err(|error| {
-            tracing::error!(%error, "a pending approval could not be stored");
-            ToolError::new(
-                ErrorKind::Internal,
-                "the call needs a person's approval, which could not be requested",
-            )
-        })?;
+        // The line first: a request whose decision cannot be recorded is never kept, so it
+        // can never be signed and run.
         gates.record(
             identity,
             Some(&digest),
@@ -227,6 +222,13 @@ impl<D: Any + Send + Sync> Shared<D> {
             &reason,
             Some(&request_id),
         )?;
+        gates.store.put(pending).await.map_err(|error| {
+            tracing::error!(%error, "a pending approval could not be stored");
+            ToolError::new(
+                ErrorKind::Internal,
+                "the call needs a person's approval, which could not be requested",
+            )
+        })?;
         Err(ToolError::new(
             ErrorKind::ApprovalPending,
             format!(
@@ -244,7 +246,12 @@ impl<D: Any + Send + Sync> Shared<D> {
         planned: &Planned<'_>,
         observation: &Observation,
     ) {
-        if self.gates.audit.is_none() || planned.tool.spec().execution().read_only {
+        // Only a write that ran has an outcome: a replay or a refusal by the idempotency
+        // layer ran nothing.
+        if self.gates.audit.is_none()
+            || planned.tool.spec().execution().read_only
+            || observation.attempts() == 0
+        {
             return;
         }
         let outcome = observation.error_kind().unwrap_or("success");
