@@ -223,3 +223,33 @@ fn ping(port: u16) -> bool {
 fn read_log(dir: &Path) -> String {
     fs::read_to_string(dir.join("redis.log")).unwrap_or_else(|error| format!("(no log: {error})"))
 }
+
+/// Sends one command over a plain connection (RESP) and answers its integer reply (a nil or a
+/// bulk string holding a number too, as `GET` of a counter returns).
+pub fn command(address: &str, arguments: &[&str]) -> std::io::Result<i64> {
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
+    let mut request = format!("*{}\r\n", arguments.len());
+    for argument in arguments {
+        request.push_str(&format!("${}\r\n{argument}\r\n", argument.len()));
+    }
+    stream.write_all(request.as_bytes())?;
+    let mut reader = std::io::BufReader::new(stream);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut reader, &mut line)?;
+    let unexpected = |line: &str| std::io::Error::other(format!("unexpected reply {line:?}"));
+    let line = line.trim_end();
+    if let Some(number) = line.strip_prefix(':') {
+        return number.parse().map_err(|_| unexpected(line));
+    }
+    if line == "$-1" {
+        return Ok(0);
+    }
+    if line.starts_with('$') {
+        let mut value = String::new();
+        std::io::BufRead::read_line(&mut reader, &mut value)?;
+        return value.trim_end().parse().map_err(|_| unexpected(&value));
+    }
+    Err(unexpected(line))
+}

@@ -18,12 +18,12 @@
 //! A failure to set up exits with status 2 and a message on standard error; a worker still
 //! alive after 30 s exits with status 3.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tests::redis_server::command;
 use tool_runtime::{
     BoxFuture, Claim, IdempotencyKey, IdempotencyStore, Lookup, RedisStore, RunContext, Runtime,
     Session, SharedFailure, StoreError, StoredResult, ToolCall, ToolError, tool, tools,
@@ -73,36 +73,6 @@ impl Race {
     fn key(&self, name: &str) -> String {
         format!("{}:{name}", self.prefix)
     }
-}
-
-/// Sends one command over a plain connection (RESP) and answers its integer reply (a nil or a
-/// bulk string holding a number too, as `GET` of a counter returns).
-fn command(address: &str, arguments: &[&str]) -> std::io::Result<i64> {
-    let mut stream = TcpStream::connect(address)?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let mut request = format!("*{}\r\n", arguments.len());
-    for argument in arguments {
-        request.push_str(&format!("${}\r\n{argument}\r\n", argument.len()));
-    }
-    stream.write_all(request.as_bytes())?;
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let unexpected = |line: &str| std::io::Error::other(format!("unexpected reply {line:?}"));
-    let line = line.trim_end();
-    if let Some(number) = line.strip_prefix(':') {
-        return number.parse().map_err(|_| unexpected(line));
-    }
-    if line == "$-1" {
-        return Ok(0);
-    }
-    if line.starts_with('$') {
-        let mut value = String::new();
-        reader.read_line(&mut value)?;
-        return value.trim_end().parse().map_err(|_| unexpected(&value));
-    }
-    Err(unexpected(line))
 }
 
 /// The `RedisStore`, counting the claims that find the key held.

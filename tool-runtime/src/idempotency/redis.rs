@@ -564,18 +564,9 @@ impl RedisStore {
     ) -> Result<(), RedisStoreError> {
         let redis_key = self.idempotency_key(key);
         let done = encode(&redis_key, &EntryRef::Done { result })?;
-        let mut connection = self.connection.clone();
-        let kept: i64 = bounded(self.command_timeout, async {
-            Ok(self
-                .scripts
-                .complete
-                .key(&redis_key)
-                .arg(&claim.holder)
-                .arg(done)
-                .invoke_async(&mut connection)
-                .await?)
-        })
-        .await?;
+        let kept = self
+            .holder_script(&self.scripts.complete, &redis_key, &claim.holder, &done)
+            .await?;
         if kept == 0 {
             tracing::warn!(
                 key = %redis_key,
@@ -591,17 +582,9 @@ impl RedisStore {
         claim: &Claim,
     ) -> Result<(), RedisStoreError> {
         let redis_key = self.idempotency_key(key);
-        let mut connection = self.connection.clone();
-        let released: i64 = bounded(self.command_timeout, async {
-            Ok(self
-                .scripts
-                .release
-                .key(&redis_key)
-                .arg(&claim.holder)
-                .invoke_async(&mut connection)
-                .await?)
-        })
-        .await?;
+        let released = self
+            .holder_script(&self.scripts.release, &redis_key, &claim.holder, "")
+            .await?;
         if released == 0 {
             tracing::debug!(
                 key = %redis_key,
@@ -611,6 +594,28 @@ impl RedisStore {
         Ok(())
     }
 
+    /// Runs one of the scripts that act only for the claim's holder (complete, release,
+    /// abandon): KEYS[1] the key, ARGV[1] the holder, ARGV[2] `extra`. Answers the script's
+    /// 1 (done) or 0 (the claim no longer held the key).
+    async fn holder_script(
+        &self,
+        script: &Script,
+        redis_key: &str,
+        holder: &str,
+        extra: &str,
+    ) -> Result<i64, RedisStoreError> {
+        let mut connection = self.connection.clone();
+        bounded(self.command_timeout, async {
+            Ok(script
+                .key(redis_key)
+                .arg(holder)
+                .arg(extra)
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await
+    }
+
     async fn abandon_claim(
         &self,
         key: &IdempotencyKey,
@@ -618,18 +623,8 @@ impl RedisStore {
     ) -> Result<(), RedisStoreError> {
         let redis_key = self.idempotency_key(key);
         let token = new_holder();
-        let mut connection = self.connection.clone();
-        let _changed: i64 = bounded(self.command_timeout, async {
-            Ok(self
-                .scripts
-                .abandon
-                .key(&redis_key)
-                .arg(&claim.holder)
-                .arg(&token)
-                .invoke_async(&mut connection)
-                .await?)
-        })
-        .await?;
+        self.holder_script(&self.scripts.abandon, &redis_key, &claim.holder, &token)
+            .await?;
         Ok(())
     }
 
