@@ -1,6 +1,7 @@
 //! What the model sends and sees, per byte: the output policy's redaction and the argument
 //! checks of a `#[tool]`, next to serde_json's own parse and serialization of the same bytes,
-//! over 1 kB, 10 kB and 1 MB of ASCII and non-ASCII text, with and without secrets.
+//! over 1 kB, 10 kB and 1 MB of ASCII and non-ASCII text, with and without secrets; and
+//! redaction of text crowded with would-be secrets, at two sizes.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -111,5 +112,31 @@ fn per_byte(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, per_byte);
+/// Redaction of text where nearly every position could start a secret, at two sizes: the
+/// cost per byte stays the same (linear time whatever the content).
+fn crowded(c: &mut Criterion) {
+    let redactor = Redactor::default();
+    let shapes: [(&str, &str); 4] = [
+        ("sk-", "sk-"),
+        ("eyJ", "eyJabcdefgh."),
+        ("-----BEGIN", "-----BEGIN PRIVATE KEY-----\n"),
+        ("Bearer", "Bearer "),
+    ];
+    for size in [10_000, 1_000_000] {
+        let mut group = c.benchmark_group(format!("crowded_{size}"));
+        group.throughput(Throughput::Bytes(size as u64));
+        if size >= 1_000_000 {
+            group.sample_size(20);
+        }
+        for (label, unit) in shapes {
+            let text = unit.repeat(size / unit.len());
+            group.bench_with_input(BenchmarkId::new("redaction", label), &text, |b, text| {
+                b.iter(|| black_box(redactor.redact(text).1));
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, per_byte, crowded);
 criterion_main!(benches);
