@@ -20,6 +20,8 @@ pub struct Desk {
     tickets: AtomicU32,
     deleted: AtomicU32,
     last_refund: Mutex<Option<f64>>,
+    /// The idempotency key each account deletion ran under.
+    deletion_keys: Mutex<Vec<Option<String>>>,
 }
 
 /// Looks an order up.
@@ -66,6 +68,9 @@ async fn delete_account(
     account: String,
 ) -> String {
     ctx.deps().deleted.fetch_add(1, Ordering::SeqCst);
+    if let Ok(mut keys) = ctx.deps().deletion_keys.lock() {
+        keys.push(ctx.idempotency_key().map(str::to_owned));
+    }
     format!("deleted {account}")
 }
 
@@ -589,6 +594,35 @@ async fn a_pending_call_resumes_in_another_runtime_once() {
     assert_eq!(kinds(&report), [Some("invalid_decision")]);
     assert_eq!(report.observations()[0].call_id(), "c1");
     assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_resumed_call_keeps_the_idempotency_key_its_caller_gave() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let (first, _) = deferred(Arc::clone(&store), keys.clone());
+    let session = Session::new("s-1");
+    let report = first
+        .execute(
+            &session,
+            [call("c1", "delete_account", json!({ "account": "a" }))
+                .with_idempotency_key("req-42")],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("approval_pending")]);
+    let pending = first.pending_approvals(&session).await.unwrap_or_default();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].idempotency_key.as_deref(), Some("req-42"));
+
+    let (second, desk) = deferred(Arc::clone(&store), keys);
+    let decision = match second.sign_decision(&pending[0], Approval::Approve) {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    let report = second.resume(&session, [decision]).await;
+    assert_eq!(kinds(&report), [None]);
+    let ran_under = desk.deletion_keys.lock().map(|keys| keys.clone()).ok();
+    assert_eq!(ran_under, Some(vec![Some("req-42".to_owned())]));
 }
 
 #[tokio::test]

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_runtime::{
-    Action, BoxFuture, Claim, ConcurrentDuplicates, IdempotencyKey, IdempotencyStore, Lookup,
-    MemoryIdempotency, Policy, RetryPolicy, RunContext, Runtime, RuntimeBuilder, Session,
+    Action, BoxFuture, Claim, ConcurrentDuplicates, Holder, IdempotencyKey, IdempotencyStore,
+    Lookup, MemoryIdempotency, Policy, RetryPolicy, RunContext, Runtime, RuntimeBuilder, Session,
     SharedFailure, StoreError, StoredResult, ToolCall, ToolError, TurnReport, tool, tools,
 };
 
@@ -238,11 +238,16 @@ async fn concurrent_duplicates_can_be_refused_instead() {
 
 #[tokio::test(start_paused = true)]
 async fn the_window_counts_from_the_first_call() {
-    let (runtime, backend) = build(|builder| builder.idempotency_ttl(Duration::from_secs(60)));
+    // A window longer than the call can run (its 60 s timeout, once): the window decides.
+    let (runtime, backend) = build(|builder| {
+        builder
+            .retry(RetryPolicy::none())
+            .idempotency_ttl(Duration::from_secs(120))
+    });
     let session = Session::new("s");
     let call = || [ticket("1", json!({ "subject": "x" }))];
     runtime.execute(&session, call()).await;
-    tokio::time::advance(Duration::from_secs(59)).await;
+    tokio::time::advance(Duration::from_secs(119)).await;
     assert!(runtime.execute(&session, call()).await.observations()[0].replayed());
     tokio::time::advance(Duration::from_secs(2)).await;
     let after = runtime.execute(&session, call()).await;
@@ -422,6 +427,28 @@ async fn a_write_stopped_by_its_timeout_keeps_its_claim_for_the_window() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_claim_lasts_as_long_as_its_call_can_run_even_past_a_shorter_window() {
+    let (runtime, backend) = build(|builder| {
+        builder
+            .retry(RetryPolicy::none())
+            .idempotency_ttl(Duration::from_millis(10))
+    });
+    let session = Session::new("s");
+    let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 40 }))];
+    // The copy comes after the window but while the first still runs (its timeout is 50 ms):
+    // it waits for the first and is answered with its result.
+    let copy = async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        runtime.execute(&session, call("2")).await
+    };
+    let (first, copy) = tokio::join!(runtime.execute(&session, call("1")), copy);
+    assert_eq!(kinds(&first), [None]);
+    assert_eq!(kinds(&copy), [None]);
+    assert!(copy.observations()[0].replayed());
+    assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_same_call_resumed_after_a_crash_takes_its_claim_over_once_its_run_cannot_be_going() {
     let (runtime, backend) = build(|builder| {
         builder
@@ -455,6 +482,60 @@ async fn the_same_call_resumed_after_a_crash_takes_its_claim_over_once_its_run_c
     // Its result now answers every copy.
     let later = runtime.execute(&session, call("2")).await;
     assert!(later.observations()[0].replayed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_claim_taken_over_cannot_be_freed_or_completed_by_the_run_it_was_taken_from() {
+    let store = MemoryIdempotency::default();
+    let ttl = Duration::from_secs(60);
+    let own = |token: &str| IdempotencyKey {
+        scope: "s".into(),
+        tool: "refund".into(),
+        digest: "d".into(),
+        arguments_digest: "a".into(),
+        holder: Some(Holder {
+            token: token.into(),
+            stale_after: Duration::from_secs(1),
+        }),
+    };
+    let claim = |lookup: Result<Lookup, StoreError>| match lookup {
+        Ok(Lookup::Claimed(claim)) => claim,
+        other => panic!("not claimed: {other:?}"),
+    };
+    let first = claim(store.claim(own("call-1"), ttl).await);
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let taken = claim(store.claim(own("call-1"), ttl).await);
+    assert_ne!(taken, first);
+    // The first run was only paused: coming back, it can neither free nor complete the claim.
+    let failure = SharedFailure {
+        kind: "failed".into(),
+        message: "no".into(),
+    };
+    let stale = |output: &str| StoredResult {
+        arguments_digest: "a".into(),
+        output: output.into(),
+        page: None,
+    };
+    store
+        .release(own("call-1"), first.clone(), failure)
+        .await
+        .expect("answers");
+    store
+        .complete(own("call-1"), first, stale("stale"))
+        .await
+        .expect("answers");
+    assert_eq!(
+        store.claim(own("call-2"), ttl).await.expect("answers"),
+        Lookup::Pending
+    );
+    store
+        .complete(own("call-1"), taken, stale("kept"))
+        .await
+        .expect("answers");
+    assert_eq!(
+        store.claim(own("call-2"), ttl).await.expect("answers"),
+        Lookup::Done(stale("kept"))
+    );
 }
 
 #[tokio::test(start_paused = true)]

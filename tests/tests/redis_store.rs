@@ -175,9 +175,19 @@ async fn values_follow_the_documented_layout() {
         .and_then(|since| since.as_u64())
         .expect("a pending value carries when it was claimed");
     assert!(since > 1_700_000_000_000, "{since}");
+    let holder = pending
+        .as_object_mut()
+        .and_then(|fields| fields.remove("holder"))
+        .and_then(|holder| holder.as_str().map(str::to_owned))
+        .expect("a pending value carries its holder's token");
+    assert_eq!(
+        holder.len(),
+        32,
+        "a random token for a call without its own"
+    );
     assert_eq!(
         pending,
-        json!({"state": "pending", "holder": claim.holder, "arguments_digest": "args-d1"})
+        json!({"state": "pending", "lease": claim.holder, "arguments_digest": "args-d1"})
     );
 
     store
@@ -645,6 +655,7 @@ fn pending(session: &str, request_id: &str) -> PendingApproval {
         reason: "refunds need a person".into(),
         risk: RiskLevel::Write,
         preview: Some(Preview::new("Refund 20 on A-1024")),
+        idempotency_key: Some("req-42".into()),
     }
 }
 
@@ -778,7 +789,6 @@ async fn a_call_takes_over_its_own_claim_only_once_it_is_abandoned() {
         key
     };
     let first = claimed(&store, &own("call-1"), ttl).await;
-    assert_eq!(first.holder, "call-1");
     // The same call at once (it could still be running), and another call: both wait.
     for key in [own("call-1"), own("call-2")] {
         assert_eq!(
@@ -793,11 +803,28 @@ async fn a_call_takes_over_its_own_claim_only_once_it_is_abandoned() {
         Lookup::Pending
     );
     let taken = claimed(&store, &own("call-1"), ttl).await;
-    assert_eq!(taken.holder, "call-1");
+    assert_ne!(
+        taken.holder, first.holder,
+        "a takeover is a claim of its own"
+    );
     assert_eq!(
         store.claim(own("call-1"), ttl).await.expect("answers"),
         Lookup::Pending,
         "a takeover restarts the clock: a second resume at once waits"
+    );
+    // The first run was only paused: coming back, it can neither free nor complete the claim
+    // taken over from it.
+    store
+        .release(own("call-1"), first.clone(), failure())
+        .await
+        .expect("answers");
+    store
+        .complete(own("call-1"), first, result("stale"))
+        .await
+        .expect("answers");
+    assert_eq!(
+        store.claim(own("call-2"), ttl).await.expect("answers"),
+        Lookup::Pending
     );
     store
         .complete(own("call-1"), taken, result("1"))

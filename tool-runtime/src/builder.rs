@@ -307,7 +307,9 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
     }
 
     /// How long a write's result answers its repeats, counted from the first call. Default
-    /// 10 minutes.
+    /// 10 minutes. A call that can run longer (its timeout on every attempt, the delays
+    /// between) keeps its key that long instead, so no copy runs beside it; a tool without a
+    /// timeout keeps it for the window only.
     pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
         self.idempotency.ttl = ttl;
         self

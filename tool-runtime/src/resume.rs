@@ -116,11 +116,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
                             pending.arguments
                         }
                     };
-                    calls.push(ToolCall::new(
-                        pending.call_id,
-                        pending.tool,
-                        Arguments::Value(arguments),
-                    ));
+                    let mut call =
+                        ToolCall::new(pending.call_id, pending.tool, Arguments::Value(arguments));
+                    if let Some(key) = pending.idempotency_key {
+                        call = call.with_idempotency_key(key);
+                    }
+                    calls.push(call);
                     approved.push(true);
                 }
                 Err(error) => {

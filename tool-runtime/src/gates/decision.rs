@@ -284,6 +284,9 @@ pub struct PendingApproval {
     pub risk: RiskLevel,
     /// What the call will do.
     pub preview: Option<Preview>,
+    /// The idempotency key the caller gave the call, which it runs under when resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 /// What a signed decision says, once verified.
@@ -1167,6 +1170,7 @@ mod tests {
             reason: "refunds need a person".into(),
             risk: RiskLevel::Write,
             preview: Some(Preview::new("Refund 20")),
+            idempotency_key: None,
         }
     }
 

@@ -210,6 +210,11 @@ impl<D: Any + Send + Sync> Shared<D> {
             reason: reason.clone(),
             risk: plan.tool.spec().risk(),
             preview,
+            idempotency_key: plan
+                .idempotency
+                .as_ref()
+                .filter(|key| key.explicit)
+                .map(|key| key.for_tool.to_string()),
         };
         // The line first: a request whose decision cannot be recorded is never kept, so it
         // can never be signed and run.

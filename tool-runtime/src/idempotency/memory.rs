@@ -51,7 +51,11 @@ struct Entry {
 #[derive(Debug)]
 enum Value {
     Pending {
+        /// The call's token: a call with it may take the claim over once abandoned.
         holder: String,
+        /// This claim's own token, new on each takeover: the run taken over from (if it was
+        /// only paused) cannot complete or free the new holder's claim.
+        lease: String,
         /// When the holder claimed the key (or took it over).
         since: Instant,
         /// Tells the waiters how the execution ended (`None` while it runs).
@@ -112,14 +116,19 @@ impl MemoryIdempotency {
         match state.entries.get_mut(id).map(|entry| &mut entry.value) {
             Some(Value::Done(result)) => return Ok(Lookup::Done(result.clone())),
             // The same call, resumed after its claim was abandoned: it takes the claim over.
-            Some(Value::Pending { holder, since, .. })
-                if key.holder.as_ref().is_some_and(|own| {
-                    own.token == *holder && now.saturating_duration_since(*since) >= own.stale_after
-                }) =>
+            Some(Value::Pending {
+                holder,
+                lease,
+                since,
+                ..
+            }) if key.holder.as_ref().is_some_and(|own| {
+                own.token == *holder && now.saturating_duration_since(*since) >= own.stale_after
+            }) =>
             {
                 *since = now;
+                *lease = crate::hex::random_token();
                 return Ok(Lookup::Claimed(Claim {
-                    holder: holder.clone(),
+                    holder: lease.clone(),
                 }));
             }
             Some(Value::Pending { .. }) => return Ok(Lookup::Pending),
@@ -136,19 +145,21 @@ impl MemoryIdempotency {
             .holder
             .as_ref()
             .map_or_else(crate::hex::random_token, |own| own.token.clone());
+        let lease = crate::hex::random_token();
         let (ended, _) = watch::channel(None);
         state.entries.insert(
             id.clone(),
             Entry {
                 expires: now + ttl,
                 value: Value::Pending {
-                    holder: holder.clone(),
+                    holder,
+                    lease: lease.clone(),
                     since: now,
                     ended,
                 },
             },
         );
-        Ok(Lookup::Claimed(Claim { holder }))
+        Ok(Lookup::Claimed(Claim { holder: lease }))
     }
 
     async fn wait_then_claim(
@@ -185,10 +196,10 @@ impl MemoryIdempotency {
         let Some(entry) = state.entries.get_mut(key) else {
             return;
         };
-        let Value::Pending { holder, ended, .. } = &entry.value else {
+        let Value::Pending { lease, ended, .. } = &entry.value else {
             return;
         };
-        if *holder != claim.holder {
+        if *lease != claim.holder {
             return;
         }
         ended.send_replace(Some(Ending::Done));
@@ -204,7 +215,7 @@ impl MemoryIdempotency {
         let mut state = self.lock();
         let held = matches!(
             state.entries.get(key).map(|entry| &entry.value),
-            Some(Value::Pending { holder, .. }) if *holder == claim.holder
+            Some(Value::Pending { lease, .. }) if *lease == claim.holder
         );
         if held
             && let Some(entry) = state.entries.remove(key)
@@ -269,10 +280,10 @@ impl MemoryIdempotency {
     fn abandon_now(&self, key: &IdempotencyKey, claim: &Claim) {
         let mut state = self.lock();
         if let Some(Entry {
-            value: Value::Pending { holder, .. },
+            value: Value::Pending { holder, lease, .. },
             ..
         }) = state.entries.get_mut(&id(key))
-            && *holder == claim.holder
+            && *lease == claim.holder
         {
             // No call holds this token: nothing can take the claim over.
             *holder = crate::hex::random_token();

@@ -151,7 +151,11 @@ impl Layer {
                 stale_after: running_at_most + Duration::from_secs(1),
             }
         });
-        let claim_for = self.ttl;
+        // A claim outlasting the window while its call can still run: a copy arriving after
+        // the window waits for the run instead of running beside it.
+        let claim_for = running_at_most.map_or(self.ttl, |running_at_most| {
+            self.ttl.max(running_at_most + Duration::from_secs(1))
+        });
         CallKey {
             key: IdempotencyKey {
                 scope,

@@ -15,8 +15,10 @@
 //! | `<prefix>:approvals:<session>` | sorted set | the session's pending request ids (escaped), scored by arrival | with the session's newest request |
 //! | `<prefix>:approval-seq` | string | the arrival counter that orders requests across processes | never |
 //!
-//! An idempotency value is `{"state":"pending","holder":"…","arguments_digest":"…","since":…}`
-//! (`since`: the claim's time on the server, in milliseconds) while an
+//! An idempotency value is
+//! `{"state":"pending","holder":"…","lease":"…","arguments_digest":"…","since":…}` (`holder`:
+//! the call's token, which may take an abandoned claim over; `lease`: this claim's own token,
+//! new on each takeover; `since`: the claim's time on the server, in milliseconds) while an
 //! execution holds the key and `{"state":"done","result":{…}}` (a [`StoredResult`]) once it
 //! succeeded.
 //!
@@ -102,6 +104,7 @@ if found and ARGV[3] ~= '' then
   if ok and type(held) == 'table' and held.state == 'pending' and held.holder == ARGV[3]
       and type(held.since) == 'number' and now - held.since >= tonumber(ARGV[4]) then
     held.since = now
+    held.lease = pending.lease
     redis.call('SET', KEYS[1], cjson.encode(held), 'KEEPTTL')
     return 'TAKEN_OVER'
   end
@@ -112,22 +115,22 @@ return found
 /// What the claim script answers when the caller took its own abandoned claim over.
 const TAKEN_OVER: &str = "TAKEN_OVER";
 
-/// Whether the value of KEYS[1] is pending with holder ARGV[1] (shared by complete and
-/// release).
+/// Whether the value of KEYS[1] is pending under the claim `lease` (shared by complete,
+/// release and abandon).
 const HELD_BY: &str = r"
-local function held_by(key, holder)
+local function held_by(key, lease)
   local current = redis.call('GET', key)
   if not current then
     return false
   end
   local ok, value = pcall(cjson.decode, current)
-  return ok and type(value) == 'table' and value.state == 'pending' and value.holder == holder
+  return ok and type(value) == 'table' and value.state == 'pending' and value.lease == lease
 end
 ";
 
 /// Keeps the result if the claim still holds the key, keeping the key's remaining time.
 ///
-/// KEYS[1]: the key. ARGV[1]: the holder. ARGV[2]: the done value. Returns 1 when kept.
+/// KEYS[1]: the key. ARGV[1]: the claim's lease. ARGV[2]: the done value. Returns 1 when kept.
 const COMPLETE_BODY: &str = r"
 if held_by(KEYS[1], ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
@@ -138,7 +141,7 @@ return 0
 
 /// Deletes the key if the claim still holds it.
 ///
-/// KEYS[1]: the key. ARGV[1]: the holder. Returns 1 when deleted.
+/// KEYS[1]: the key. ARGV[1]: the claim's lease. Returns 1 when deleted.
 const RELEASE_BODY: &str = r"
 if held_by(KEYS[1], ARGV[1]) then
   redis.call('DEL', KEYS[1])
@@ -150,7 +153,8 @@ return 0
 /// Gives the claim a token no call holds, if the claim still holds the key: a run stopped
 /// mid-flight leaves it to its window, never to a takeover.
 ///
-/// KEYS[1]: the key. ARGV[1]: the holder. ARGV[2]: the new token. Returns 1 when changed.
+/// KEYS[1]: the key. ARGV[1]: the claim's lease. ARGV[2]: the new token. Returns 1 when
+/// changed.
 const ABANDON_BODY: &str = r"
 if held_by(KEYS[1], ARGV[1]) then
   local value = cjson.decode(redis.call('GET', KEYS[1]))
@@ -276,6 +280,7 @@ enum EntryRef<'a> {
     /// An execution holds the key.
     Pending {
         holder: &'a str,
+        lease: &'a str,
         arguments_digest: &'a str,
     },
     /// An execution succeeded.
@@ -498,6 +503,9 @@ impl RedisStore {
             .holder
             .as_ref()
             .map_or_else(new_holder, |own| own.token.clone());
+        // This claim's own token: a takeover gets a new one, so the run it took over from (if
+        // it was only paused) cannot complete or free the new holder's claim.
+        let lease = new_holder();
         let (own, stale_after) = match &key.holder {
             Some(own) => (own.token.as_str(), ttl_millis(own.stale_after)),
             None => ("", 0),
@@ -506,6 +514,7 @@ impl RedisStore {
             redis_key,
             &EntryRef::Pending {
                 holder: &holder,
+                lease: &lease,
                 arguments_digest: &key.arguments_digest,
             },
         )?;
@@ -524,7 +533,7 @@ impl RedisStore {
         })
         .await?;
         let Some(text) = found.filter(|text| text != TAKEN_OVER) else {
-            return Ok(Lookup::Claimed(Claim { holder }));
+            return Ok(Lookup::Claimed(Claim { holder: lease }));
         };
         match serde_json::from_str(&text) {
             Ok(Entry::Done { result }) => Ok(Lookup::Done(result)),
@@ -857,12 +866,13 @@ mod tests {
     fn values_have_their_documented_shape() {
         let pending = serde_json::to_value(EntryRef::Pending {
             holder: "h",
+            lease: "l",
             arguments_digest: "d",
         })
         .expect("encodes");
         assert_eq!(
             pending,
-            serde_json::json!({"state": "pending", "holder": "h", "arguments_digest": "d"})
+            serde_json::json!({"state": "pending", "holder": "h", "lease": "l", "arguments_digest": "d"})
         );
         let result = StoredResult {
             arguments_digest: "d".into(),

@@ -67,7 +67,8 @@ pub struct SharedFailure {
 /// A claim on a key: only its holder completes or releases it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
-    /// A random token naming this holder.
+    /// A random token naming this claim; a takeover gets a new one, so the run it took over
+    /// from cannot complete or release it.
     pub holder: String,
 }
 
