@@ -359,6 +359,54 @@ async fn rules_over_arguments_only_make_a_decision_stricter() {
     assert!(!names(&runtime, &billing_session()).contains(&"open_ticket".to_owned()));
 }
 
+/// Credits an account; the amount has a default.
+#[tool(stateful)]
+async fn send_credit(
+    ctx: RunContext<Desk>,
+    /// The account.
+    account: String,
+    /// How much.
+    #[default = 500]
+    amount: u32,
+) -> String {
+    ctx.deps().refunds.fetch_add(1, Ordering::SeqCst);
+    format!("credited {amount} to {account}")
+}
+
+#[tokio::test]
+async fn rules_read_the_arguments_as_the_tool_does_with_defaults_filled_in() {
+    let policy = Policy::new().rule_field(
+        "send_credit",
+        "amount",
+        Compare::Gt,
+        100,
+        Action::Deny,
+        "credits over 100 go through a manager",
+    );
+    let desk = Arc::new(Desk::default());
+    let runtime = match Runtime::builder_shared(Arc::clone(&desk))
+        .inventory(false)
+        .tools(tools![send_credit])
+        .policy(policy)
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("{error}"),
+    };
+    // Leaving the amount out means 500: the rule sees 500.
+    let report = runtime
+        .execute(
+            &Session::new("s"),
+            [
+                call("1", "send_credit", json!({ "account": "a" })),
+                call("2", "send_credit", json!({ "account": "a", "amount": 50 })),
+            ],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("denied"), None]);
+    assert_eq!(desk.refunds.load(Ordering::SeqCst), 1);
+}
+
 #[test]
 fn a_policy_naming_a_tool_that_does_not_exist_is_a_build_error() {
     let built = Runtime::builder(Desk::default())

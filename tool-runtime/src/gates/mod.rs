@@ -165,12 +165,20 @@ impl Gates {
     ) -> Result<Admitted, ToolError> {
         let session = identity.session;
         let read_only = spec.execution().read_only;
-        let value = (self.policy.reads_arguments(spec.name())).then(|| arguments_value(arguments));
+        // Rules read the arguments as the tool will: defaults filled in, a `null` for an
+        // optional field the same as its absence (a rule over a left-out field with a default
+        // must see the default).
+        let canonical = (self.policy.reads_arguments(spec.name())).then(|| {
+            crate::idempotency::canonical_arguments(
+                spec.input_schema(),
+                &arguments_value(arguments),
+            )
+        });
         let verdict = self
             .policy
-            .decide(spec, session.principal(), value.as_ref());
+            .decide(spec, session.principal(), canonical.as_ref());
         let digest = || {
-            let value = value.clone().unwrap_or_else(|| arguments_value(arguments));
+            let value = arguments_value(arguments);
             (decision::arguments_digest(&value), value)
         };
         if verdict.action == Action::Deny {

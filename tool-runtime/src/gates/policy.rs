@@ -273,7 +273,8 @@ impl Policy {
     }
 
     /// A rule: when the argument at `path` (dotted: `address.country`) compares with `value`,
-    /// the call gets `action` with `reason`.
+    /// the call gets `action` with `reason`. Rules read the validated arguments as the tool
+    /// does: a left-out field with a default has its default.
     #[must_use]
     pub fn rule_field(
         mut self,
@@ -298,8 +299,8 @@ impl Policy {
         self
     }
 
-    /// A rule in code: when `predicate` holds for the validated arguments, the call gets
-    /// `action` with `reason`.
+    /// A rule in code: when `predicate` holds for the validated arguments (defaults filled
+    /// in), the call gets `action` with `reason`.
     #[must_use]
     pub fn rule(
         mut self,
