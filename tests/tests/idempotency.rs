@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_runtime::{
-    Action, BoxFuture, Claim, ConcurrentDuplicates, Holder, IdempotencyKey, IdempotencyStore,
-    Lookup, MemoryIdempotency, Policy, RetryPolicy, RunContext, Runtime, RuntimeBuilder, Session,
-    SharedFailure, StoreError, StoredResult, ToolCall, ToolError, TurnReport, tool, tools,
+    Action, BoxFuture, CancellationToken, Claim, ConcurrentDuplicates, Holder, IdempotencyKey,
+    IdempotencyStore, Lookup, MemoryIdempotency, Policy, RetryPolicy, RunContext, Runtime,
+    RuntimeBuilder, Session, SharedFailure, StoreError, StoredResult, ToolCall, ToolError,
+    TurnReport, tool, tools,
 };
 
 /// What the tools did.
@@ -445,6 +446,36 @@ async fn a_claim_lasts_as_long_as_its_call_can_run_even_past_a_shorter_window() 
     assert_eq!(kinds(&first), [None]);
     assert_eq!(kinds(&copy), [None]);
     assert!(copy.observations()[0].replayed());
+    assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_duplicate_waiting_for_the_first_execution_stops_when_its_turn_is_cancelled() {
+    let (runtime, backend) = build(|builder| {
+        builder
+            .retry(RetryPolicy::none())
+            .idempotency_wait(Duration::from_secs(60))
+    });
+    let session = Session::new("s");
+    let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 40 }))];
+    let cancel = CancellationToken::new();
+    let copy = async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let cancelling = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            cancel.cancel();
+        };
+        let (report, ()) = tokio::join!(
+            runtime.execute_with_cancel(&session, call("2"), cancel.clone()),
+            cancelling
+        );
+        report
+    };
+    let (first, copy) = tokio::join!(runtime.execute(&session, call("1")), copy);
+    assert_eq!(kinds(&first), [None]);
+    // Cancelled while it waited: not answered 25 ms later with the first's result.
+    assert_eq!(kinds(&copy), [Some("cancelled")]);
+    assert!(!copy.observations()[0].replayed());
     assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
 }
 

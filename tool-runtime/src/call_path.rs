@@ -105,6 +105,8 @@ enum State<'a> {
         started: Instant,
         /// Whether the call already waited for another execution of its key.
         waited: bool,
+        /// While it waits in a cancellable turn: the turn's cancellation.
+        cancelled: Option<Pin<Box<WaitForCancellationFuture<'a>>>>,
     },
     /// Keeping the result of a claimed execution, or releasing its claim after a failure.
     Recording {
@@ -331,6 +333,7 @@ impl<'a> Path<'a> {
                     shells,
                     started,
                     waited: false,
+                    cancelled: None,
                 },
                 None => State::Running {
                     started,
@@ -427,6 +430,7 @@ impl<'a> Path<'a> {
     /// The idempotency store's answer: run the call, replay the first execution's result,
     /// wait for the execution running now, or refuse.
     fn poll_claim(&mut self, cx: &mut Context<'_>) -> Poll<Ended> {
+        let cancel = self.cancel;
         let (
             Some(planned),
             State::Claiming {
@@ -435,6 +439,7 @@ impl<'a> Path<'a> {
                 shells,
                 started,
                 waited,
+                cancelled,
             },
         ) = (&self.planned, &mut self.state)
         else {
@@ -445,7 +450,25 @@ impl<'a> Path<'a> {
         };
         let layer = self.layer;
         let elapsed = started.elapsed();
-        let answer = std::task::ready!(lookup.as_mut().poll(cx));
+        let answer = match lookup.as_mut().poll(cx) {
+            Poll::Ready(answer) => answer,
+            Poll::Pending => {
+                // A duplicate waiting for another execution stops when its turn is cancelled.
+                // A first claim in flight is let finish: dropped, it could leave a claim that
+                // nothing runs.
+                if *waited
+                    && let Some(cancel) = cancel
+                    && cancelled
+                        .get_or_insert_with(|| Box::pin(cancel.cancelled()))
+                        .as_mut()
+                        .poll(cx)
+                        .is_ready()
+                {
+                    return Poll::Ready(Ended::new(Err(cancelled_error()), 0, elapsed));
+                }
+                return Poll::Pending;
+            }
+        };
         let run = match answer {
             Ok(Lookup::Claimed(claim)) => Some(Some(claim)),
             Ok(Lookup::Done(result)) => {
