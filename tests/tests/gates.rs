@@ -501,6 +501,63 @@ async fn an_approver_approves_edits_and_denies_with_the_preview_shown() {
     assert!(asked[0].reason.contains("refund"), "{}", asked[0].reason);
 }
 
+/// Posts a message to a webhook (whose URL carries a password).
+#[tool(stateful)]
+async fn notify(
+    ctx: RunContext<Desk>,
+    /// The webhook.
+    webhook: String,
+    /// The message.
+    message: String,
+) -> String {
+    if let Ok(mut keys) = ctx.deps().deletion_keys.lock() {
+        keys.push(Some(format!("{webhook} {message}")));
+    }
+    "sent".to_owned()
+}
+
+/// Approves every call with its message changed, starting from the arguments it was shown.
+struct EditsTheMessage;
+
+impl Approver for EditsTheMessage {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        let mut edited = request.arguments.clone();
+        edited["message"] = json!("edited");
+        Box::pin(async move { Approval::ApproveWith(edited) })
+    }
+}
+
+#[tokio::test]
+async fn an_edit_made_from_the_redacted_request_keeps_the_secrets_it_left_alone() {
+    let desk = Arc::new(Desk::default());
+    let runtime = match Runtime::builder_shared(Arc::clone(&desk))
+        .inventory(false)
+        .tools(tools![notify])
+        .policy(Policy::new().tool("notify", Action::Ask))
+        .approver(EditsTheMessage)
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("{error}"),
+    };
+    let webhook = "https://bot:hunter2@hooks.example/42";
+    let report = runtime
+        .execute(
+            &Session::new("s"),
+            [call(
+                "1",
+                "notify",
+                json!({ "webhook": webhook, "message": "hi" }),
+            )],
+        )
+        .await;
+    assert_eq!(kinds(&report), [None]);
+    // The person saw `https://bot:[REDACTED:url_password]@...` and left it: the call runs with
+    // the real URL, and with the message the person wrote.
+    let ran = desk.deletion_keys.lock().map(|keys| keys.clone()).ok();
+    assert_eq!(ran, Some(vec![Some(format!("{webhook} edited"))]));
+}
+
 #[tokio::test]
 async fn arguments_are_validated_before_anyone_is_asked() {
     let approver = Scripted::new([Approval::Approve]);

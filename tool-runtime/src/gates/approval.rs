@@ -97,7 +97,8 @@ pub enum Approval {
     /// Run the call as it is.
     Approve,
     /// Run the call with these arguments instead. They are validated against the tool's
-    /// schema again; arguments that fail are a denial naming the field.
+    /// schema again; arguments that fail are a denial naming the field. A string left as the
+    /// request showed it (redacted) stands for the value it hides.
     ApproveWith(Value),
     /// Refuse the call; the reason is what the model is told.
     Deny(String),

@@ -368,6 +368,41 @@ pub(crate) fn redact_value(value: &Value, redactor: &Redactor) -> Value {
     }
 }
 
+/// Arguments a person edited from the redacted ones they were shown, with every string they
+/// left as shown put back to what it stands for: a placeholder never runs as an argument.
+pub(crate) fn restore_redacted(edited: Value, original: &Value, redactor: &Redactor) -> Value {
+    match (edited, original) {
+        (Value::String(text), Value::String(secret))
+            if text != *secret && redactor.redact(secret).0 == text.as_str() =>
+        {
+            Value::String(secret.clone())
+        }
+        (Value::Array(items), Value::Array(originals)) => Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(index, item)| match originals.get(index) {
+                    Some(original) => restore_redacted(item, original, redactor),
+                    None => item,
+                })
+                .collect(),
+        ),
+        (Value::Object(fields), Value::Object(originals)) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(key, item)| {
+                    let item = match originals.get(&key) {
+                        Some(original) => restore_redacted(item, original, redactor),
+                        None => item,
+                    };
+                    (key, item)
+                })
+                .collect(),
+        ),
+        (edited, _) => edited,
+    }
+}
+
 impl<T: AuditSink + ?Sized> AuditSink for Arc<T> {
     fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
         (**self).record(record)

@@ -157,6 +157,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                 Ok(None)
             }
             Approval::ApproveWith(edited) => {
+                let edited = super::restore_redacted(edited, &arguments, &self.redactor);
                 gates.breaker.reset(session.id());
                 let edited_digest = decision::arguments_digest(&edited);
                 gates.record(
