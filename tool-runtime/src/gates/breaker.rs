@@ -5,19 +5,26 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Sessions with denials are kept; more than this many and the map starts over (a session
-/// losing its count is let through once more, never refused wrongly).
+/// Sessions with denials are kept up to this many. When full, the counts of sessions not
+/// stopped go first (such a session may be asked a few more times); stopped sessions stay
+/// stopped unless only they are left.
 const MAX_SESSIONS: usize = 100_000;
 
 pub(crate) struct Breaker {
     limit: u32,
+    max_sessions: usize,
     denials: Mutex<HashMap<Box<str>, u32>>,
 }
 
 impl Breaker {
     pub(crate) fn new(limit: u32) -> Self {
+        Self::with_capacity(limit, MAX_SESSIONS)
+    }
+
+    fn with_capacity(limit: u32, max_sessions: usize) -> Self {
         Self {
             limit,
+            max_sessions,
             denials: Mutex::new(HashMap::new()),
         }
     }
@@ -43,8 +50,11 @@ impl Breaker {
     /// A person denied a call of the session.
     pub(crate) fn denied(&self, session: &str) {
         if let Ok(mut denials) = self.denials.lock() {
-            if denials.len() >= MAX_SESSIONS && !denials.contains_key(session) {
-                denials.clear();
+            if denials.len() >= self.max_sessions && !denials.contains_key(session) {
+                denials.retain(|_, count| *count >= self.limit);
+                if denials.len() >= self.max_sessions {
+                    denials.clear();
+                }
             }
             *denials.entry(session.into()).or_default() += 1;
         }
@@ -74,6 +84,20 @@ mod tests {
         assert!(!breaker.tripped("other"));
         breaker.reset("s");
         assert!(!breaker.tripped("s"));
+    }
+
+    #[test]
+    fn a_full_breaker_forgets_sessions_still_going_before_stopped_ones() {
+        let breaker = Breaker::with_capacity(2, 3);
+        breaker.denied("stopped");
+        breaker.denied("stopped");
+        breaker.denied("once");
+        breaker.denied("also_once");
+        breaker.denied("new");
+        assert!(breaker.tripped("stopped"));
+        assert_eq!(breaker.denials.lock().map(|d| d.len()).ok(), Some(2));
+        breaker.denied("new");
+        assert!(breaker.tripped("new"));
     }
 
     #[test]
