@@ -219,7 +219,7 @@ impl Scanner<'_> {
         (builtin, slot): (Builtin, usize),
         start: usize,
         literal: &[u8],
-        class: fn(u8) -> bool,
+        class: &Class,
         min: usize,
     ) {
         if !self.worth_trying(builtin, slot, start) || !starts_with_at(self.bytes, start, literal) {
@@ -227,7 +227,7 @@ impl Scanner<'_> {
         }
         let from = start + literal.len();
         let end = run(self.bytes, from, class);
-        if literal.iter().all(|&byte| class(byte)) {
+        if literal.iter().all(|&byte| class.has(byte)) {
             self.skip_until[slot] = end;
         }
         if end - from >= min {
@@ -243,19 +243,13 @@ impl Scanner<'_> {
             self.private_key(at);
         }
         if ends_with_at(bytes, at, b"sk") {
-            self.literal_then_run(
-                own(Builtin::AnthropicApiKey),
-                at - 2,
-                b"sk-ant-",
-                key_char,
-                20,
-            );
-            self.literal_then_run(own(Builtin::OpenaiApiKey), at - 2, b"sk-", key_char, 20);
+            self.literal_then_run(own(Builtin::AnthropicApiKey), at - 2, b"sk-ant-", &KEY, 20);
+            self.literal_then_run(own(Builtin::OpenaiApiKey), at - 2, b"sk-", &KEY, 20);
         }
         if at >= 4 && ends_with_at(bytes, at - 1, b"xox") && b"abposr".contains(&bytes[at - 1]) {
             let start = at - 4;
             let literal = &bytes[start..=at];
-            self.literal_then_run(own(Builtin::SlackToken), start, literal, slack_char, 10);
+            self.literal_then_run(own(Builtin::SlackToken), start, literal, &SLACK, 10);
         }
     }
 
@@ -272,7 +266,7 @@ impl Scanner<'_> {
                 own(Builtin::StripeSecretKey),
                 start,
                 literal,
-                alphanumeric,
+                &ALPHANUMERIC,
                 16,
             );
         }
@@ -287,26 +281,26 @@ impl Scanner<'_> {
         if at >= 3 && ends_with_at(bytes, at - 1, b"gh") && b"pousr".contains(&bytes[at - 1]) {
             let start = at - 3;
             let literal = &bytes[start..=at];
-            self.literal_then_run(own(Builtin::GithubToken), start, literal, alphanumeric, 36);
+            self.literal_then_run(own(Builtin::GithubToken), start, literal, &ALPHANUMERIC, 36);
         }
         if at >= 6 && ends_with_at(bytes, at, b"github") {
             let github_pat = (Builtin::GithubToken, GITHUB_PAT_SLOT);
-            self.literal_then_run(github_pat, at - 6, b"github_pat_", pat_char, 22);
+            self.literal_then_run(github_pat, at - 6, b"github_pat_", &PAT, 22);
         }
     }
 
     fn at_capital_a(&mut self, at: usize) {
         let bytes = self.bytes;
-        let fixed = |literal: &[u8], length: usize, class: fn(u8) -> bool| {
+        let fixed = |literal: &[u8], length: usize, class: &Class| {
             starts_with_at(bytes, at, literal)
                 && bytes
                     .get(at + literal.len()..at + literal.len() + length)
-                    .is_some_and(|run| run.iter().all(|&byte| class(byte)))
+                    .is_some_and(|run| run.iter().all(|&byte| class.has(byte)))
         };
-        if fixed(b"AKIA", 16, upper_or_digit) || fixed(b"ASIA", 16, upper_or_digit) {
+        if fixed(b"AKIA", 16, &UPPER_OR_DIGIT) || fixed(b"ASIA", 16, &UPPER_OR_DIGIT) {
             self.push(Builtin::AwsAccessKeyId, at, at + 20);
         }
-        if fixed(b"AIza", 35, key_char) {
+        if fixed(b"AIza", 35, &KEY) {
             self.push(Builtin::GoogleApiKey, at, at + 39);
         }
     }
@@ -321,16 +315,16 @@ impl Scanner<'_> {
         }
         // Three runs joined by dots; starts inside the first run find the same three.
         let bytes = self.bytes;
-        let first = run(bytes, at + 1, key_char);
+        let first = run(bytes, at + 1, &KEY);
         self.skip_until[Builtin::Jwt as usize] = first;
         if first - (at + 1) < 8 || bytes.get(first) != Some(&b'.') {
             return;
         }
-        let second = run(bytes, first + 1, key_char);
+        let second = run(bytes, first + 1, &KEY);
         if second - (first + 1) < 8 || bytes.get(second) != Some(&b'.') {
             return;
         }
-        let third = run(bytes, second + 1, key_char);
+        let third = run(bytes, second + 1, &KEY);
         if third - (second + 1) >= 8 {
             self.push(Builtin::Jwt, start, third);
         }
@@ -349,9 +343,9 @@ impl Scanner<'_> {
         if token == at + 6 {
             return;
         }
-        let token_end = run(bytes, token, bearer_char);
+        let token_end = run(bytes, token, &BEARER);
         if token_end - token >= 8 {
-            let end = run(bytes, token_end, |byte| byte == b'=');
+            let end = run(bytes, token_end, &PADDING);
             self.push(Builtin::BearerToken, token, end);
         }
     }
@@ -375,7 +369,7 @@ impl Scanner<'_> {
         let secret = from..from + 40;
         if bytes
             .get(secret.clone())
-            .is_some_and(|key| key.iter().all(|&byte| aws_secret_char(byte)))
+            .is_some_and(|key| key.iter().all(|&byte| AWS_SECRET.has(byte)))
         {
             self.push(Builtin::AwsSecretAccessKey, secret.start, secret.end);
         }
@@ -432,9 +426,7 @@ impl Scanner<'_> {
 /// spaces run as far as they go; since `PRIVATE KEY` is made of them and `-` is not, the run
 /// must end with it and be followed by the dashes.
 fn key_line_end(bytes: &[u8], from: usize) -> Option<usize> {
-    let end = run(bytes, from, |byte| {
-        byte.is_ascii_uppercase() || byte.is_ascii_digit() || byte == b' '
-    });
+    let end = run(bytes, from, &KEY_LINE);
     let suffix = b"PRIVATE KEY";
     (end - from >= suffix.len()
         && ends_with_at(bytes, end, suffix)
@@ -456,10 +448,10 @@ fn ends_with_at(bytes: &[u8], end: usize, literal: &[u8]) -> bool {
 }
 
 /// The end of the run of `class` bytes starting at `from`.
-fn run(bytes: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
+fn run(bytes: &[u8], from: usize, class: &Class) -> usize {
     bytes.get(from..).map_or(from, |rest| {
         rest.iter()
-            .position(|&byte| !class(byte))
+            .position(|&byte| !class.has(byte))
             .map_or(bytes.len(), |length| from + length)
     })
 }
@@ -483,65 +475,66 @@ fn own(builtin: Builtin) -> (Builtin, usize) {
     (builtin, builtin as usize)
 }
 
-/// A byte class of the patterns: ASCII digits, capitals, lowercase letters when `lowercase`,
-/// and `extra`. A table, so a run costs one load per byte.
-const fn class(lowercase: bool, extra: &[u8]) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut byte: u8 = 0;
-    loop {
-        table[byte as usize] = byte.is_ascii_digit()
-            || byte.is_ascii_uppercase()
-            || (lowercase && byte.is_ascii_lowercase());
-        if byte == u8::MAX {
-            break;
+/// A byte class of the patterns, as a table: a run costs one load per byte.
+struct Class([bool; 256]);
+
+impl Class {
+    /// The bytes in these inclusive ranges.
+    const fn new(ranges: &[(u8, u8)]) -> Self {
+        let mut table = [false; 256];
+        let mut index = 0;
+        while index < ranges.len() {
+            let (mut byte, last) = ranges[index];
+            while byte <= last {
+                table[byte as usize] = true;
+                if byte == u8::MAX {
+                    break;
+                }
+                byte += 1;
+            }
+            index += 1;
         }
-        byte += 1;
+        Self(table)
     }
-    let mut index = 0;
-    while index < extra.len() {
-        table[extra[index] as usize] = true;
-        index += 1;
+
+    fn has(&self, byte: u8) -> bool {
+        self.0[usize::from(byte)]
     }
-    table
+}
+
+const UPPER: (u8, u8) = (b'A', b'Z');
+const LOWER: (u8, u8) = (b'a', b'z');
+const DIGIT: (u8, u8) = (b'0', b'9');
+
+const fn one(byte: u8) -> (u8, u8) {
+    (byte, byte)
 }
 
 /// `[A-Za-z0-9_-]`
-fn key_char(byte: u8) -> bool {
-    static CLASS: [bool; 256] = class(true, b"_-");
-    CLASS[usize::from(byte)]
-}
-
+static KEY: Class = Class::new(&[UPPER, LOWER, DIGIT, one(b'_'), one(b'-')]);
 /// `[A-Za-z0-9]`
-fn alphanumeric(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric()
-}
-
+static ALPHANUMERIC: Class = Class::new(&[UPPER, LOWER, DIGIT]);
 /// `[A-Za-z0-9_]`
-fn pat_char(byte: u8) -> bool {
-    static CLASS: [bool; 256] = class(true, b"_");
-    CLASS[usize::from(byte)]
-}
-
+static PAT: Class = Class::new(&[UPPER, LOWER, DIGIT, one(b'_')]);
 /// `[A-Za-z0-9-]`
-fn slack_char(byte: u8) -> bool {
-    static CLASS: [bool; 256] = class(true, b"-");
-    CLASS[usize::from(byte)]
-}
-
+static SLACK: Class = Class::new(&[UPPER, LOWER, DIGIT, one(b'-')]);
 /// `[0-9A-Z]`
-fn upper_or_digit(byte: u8) -> bool {
-    static CLASS: [bool; 256] = class(false, b"");
-    CLASS[usize::from(byte)]
-}
-
+static UPPER_OR_DIGIT: Class = Class::new(&[UPPER, DIGIT]);
 /// `[A-Za-z0-9/+=]`
-fn aws_secret_char(byte: u8) -> bool {
-    static CLASS: [bool; 256] = class(true, b"/+=");
-    CLASS[usize::from(byte)]
-}
-
+static AWS_SECRET: Class = Class::new(&[UPPER, LOWER, DIGIT, one(b'/'), one(b'+'), one(b'=')]);
 /// `[A-Za-z0-9._~+/-]`
-fn bearer_char(byte: u8) -> bool {
-    static CLASS: [bool; 256] = class(true, b"._~+/-");
-    CLASS[usize::from(byte)]
-}
+static BEARER: Class = Class::new(&[
+    UPPER,
+    LOWER,
+    DIGIT,
+    one(b'.'),
+    one(b'_'),
+    one(b'~'),
+    one(b'+'),
+    one(b'/'),
+    one(b'-'),
+]);
+/// `[A-Z0-9 ]`, of a key block's BEGIN and END lines.
+static KEY_LINE: Class = Class::new(&[UPPER, DIGIT, one(b' ')]);
+/// `=`, padding after a bearer token.
+static PADDING: Class = Class::new(&[one(b'=')]);
