@@ -361,8 +361,12 @@ async fn the_window_counts_from_the_first_call() {
     const TTL: Duration = Duration::from_secs(2);
     let server = RedisServer::start();
     let desk = Arc::new(Desk::default());
+    // The call can run 800 ms at most, less than the window: the window decides.
     let runtime = build(&desk, connect(&server).await, |builder| {
-        builder.idempotency_ttl(TTL)
+        builder
+            .idempotency_ttl(TTL)
+            .retry(RetryPolicy::none())
+            .default_timeout(Some(Duration::from_millis(800)))
     });
     let session = Session::new("s");
     let call = |id: &str| [ToolCall::new(id, "timed_write", json!({ "entry": "e-1" }))];
@@ -667,10 +671,13 @@ async fn a_holder_that_outlives_its_window_cannot_free_the_next_claim() {
     let server = RedisServer::start();
     let mut observer = observer(&server).await;
     let desk = Arc::new(Desk::default());
-    // Two instances: one with a short window, one with a long one that refuses duplicates
-    // while they run (so a pending claim answers at once).
+    // Two instances: one with a short window and no timeout (a claim lasts as long as its
+    // call can run, so only a call without a bound outlives its claim), one with a long
+    // window that refuses duplicates while they run (so a pending claim answers at once).
     let short = build(&desk, connect(&server).await, |builder| {
-        builder.idempotency_ttl(Duration::from_millis(300))
+        builder
+            .idempotency_ttl(Duration::from_millis(300))
+            .default_timeout(None)
     });
     let long = build(&desk, connect(&server).await, |builder| {
         builder
