@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 use tool_runtime::{
-    MemoryArtifacts, Observation, Page, Redactor, Runtime, SecretPattern, Session, ToolCall,
-    ToolError, tool,
+    MemoryArtifacts, Observation, Page, Redactor, RunContext, Runtime, SecretPattern, Session,
+    ToolCall, ToolError, tool,
 };
 
 /// Deps of these tests.
@@ -77,6 +77,30 @@ fn huge_output() -> String {
     text
 }
 
+/// Returns a note with a key in it: a string result.
+#[tool(read_only)]
+fn note_with_key() -> String {
+    format!("call me with {KEY}")
+}
+
+/// What `reads_nested` read of its nested calls.
+static READ_NESTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Reads the note and the document through nested calls.
+#[tool(read_only)]
+async fn reads_nested(ctx: RunContext<Desk>) -> Result<u32, ToolError> {
+    let note = ctx.call_tool("note_with_key", json!({})).await?;
+    let document = ctx.call_tool("document", json!({})).await?;
+    if let Ok(mut read) = READ_NESTED.lock() {
+        read.extend([
+            note.text().into_owned(),
+            note.json().to_owned(),
+            document.json().to_owned(),
+        ]);
+    }
+    Ok(2)
+}
+
 fn runtime() -> Runtime<Desk> {
     match Runtime::builder(Desk).build() {
         Ok(runtime) => runtime,
@@ -101,6 +125,24 @@ async fn a_key_after_an_escaped_newline_is_redacted() {
         r#"{"content":"first line\n[REDACTED:openai_api_key]"}"#
     );
     assert_eq!(observation.redactions(), 1);
+}
+
+#[tokio::test]
+async fn a_calling_tool_reads_its_nested_results_redacted_text_and_json_alike() {
+    let observation = run(&runtime(), "s", "reads_nested", "{}").await;
+    assert_eq!(observation.error_kind(), None, "{observation:?}");
+    let read = READ_NESTED
+        .lock()
+        .map(|read| read.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        read,
+        [
+            "call me with [REDACTED:openai_api_key]".to_owned(),
+            "\"call me with [REDACTED:openai_api_key]\"".to_owned(),
+            r#"{"content":"first line\n[REDACTED:openai_api_key]"}"#.to_owned(),
+        ]
+    );
 }
 
 #[tokio::test]

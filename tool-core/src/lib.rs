@@ -57,6 +57,7 @@
 //! model makes; a library that only defines tools can depend on this crate alone.
 
 mod args;
+mod as_text;
 mod context;
 mod error;
 mod page;

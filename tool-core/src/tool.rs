@@ -3,10 +3,12 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use crate::args;
+use crate::as_text::as_text;
 use crate::context::{CallContext, DepsType};
 use crate::error::ToolError;
 use crate::page::PageInfo;
@@ -63,18 +65,41 @@ impl From<Value> for ToolArgs<'_> {
     }
 }
 
-/// What a successful call produced: its JSON serialization, plus page metadata for a
-/// pagination tool.
-#[derive(Debug, Clone, PartialEq)]
+/// What a successful call produced: its JSON serialization (or, for a string result, its
+/// text), plus page metadata for a pagination tool.
+#[derive(Debug, Clone)]
 pub struct ToolOutput {
-    json: String,
+    body: Body,
     // Boxed: most outputs are not pages, and a small `ToolOutput` moves cheaply.
     page: Option<Box<PageInfo>>,
 }
 
+#[derive(Debug, Clone)]
+enum Body {
+    Json(String),
+    /// A string result, kept as the text the model reads; its JSON is made only when asked
+    /// for.
+    Text {
+        text: String,
+        json: OnceLock<String>,
+    },
+}
+
+impl PartialEq for ToolOutput {
+    /// Outputs are equal when their JSON and pages are.
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json() && self.page == other.page
+    }
+}
+
 impl ToolOutput {
-    /// Serializes `value` as the output.
+    /// Serializes `value` as the output. A value that serializes as one string (`String`,
+    /// `&str`, `Arc<str>`, a JSON string) is kept as its text.
+    #[inline(always)]
     pub fn from_serialize<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
+        if let Some(text) = as_text(value) {
+            return Ok(Self::from_text(text));
+        }
         serde_json::to_string(value)
             .map(Self::from_json)
             .map_err(|error| {
@@ -85,8 +110,24 @@ impl ToolOutput {
     }
 
     /// An output from JSON text the caller guarantees is valid.
+    #[inline]
     pub fn from_json(json: String) -> Self {
-        Self { json, page: None }
+        Self {
+            body: Body::Json(json),
+            page: None,
+        }
+    }
+
+    /// A string result: the model reads `text` as it is.
+    #[inline]
+    pub fn from_text(text: String) -> Self {
+        Self {
+            body: Body::Text {
+                text,
+                json: OnceLock::new(),
+            },
+            page: None,
+        }
     }
 
     /// Attaches page metadata.
@@ -97,33 +138,62 @@ impl ToolOutput {
     }
 
     /// The result as JSON text.
+    #[inline]
     pub fn json(&self) -> &str {
-        &self.json
+        match &self.body {
+            Body::Json(json) => json,
+            Body::Text { text, json } => json.get_or_init(|| quote(text)),
+        }
+    }
+
+    /// Whether the output is a string result kept as its text ([`ToolOutput::text`] is then
+    /// free, and [`ToolOutput::json`] is made on first use).
+    #[inline]
+    pub fn is_text(&self) -> bool {
+        matches!(self.body, Body::Text { .. })
     }
 
     /// The result as the model should read it: a JSON string result unquoted, anything else
     /// as JSON text.
     pub fn text(&self) -> Cow<'_, str> {
-        if self.json.starts_with('"')
-            && let Ok(text) = serde_json::from_str::<String>(&self.json)
-        {
-            return Cow::Owned(text);
+        match &self.body {
+            Body::Text { text, .. } => Cow::Borrowed(text),
+            Body::Json(json) => {
+                if json.starts_with('"')
+                    && let Ok(text) = serde_json::from_str::<String>(json)
+                {
+                    return Cow::Owned(text);
+                }
+                Cow::Borrowed(json)
+            }
         }
-        Cow::Borrowed(&self.json)
     }
 
     /// The result as the model should read it, consuming the output (no copy unless the result
     /// is a JSON string, which is unquoted).
+    #[inline]
     pub fn into_text(self) -> String {
-        if let Cow::Owned(text) = self.text() {
-            return text;
+        match self.body {
+            Body::Text { text, .. } => text,
+            Body::Json(json) => {
+                if json.starts_with('"')
+                    && let Ok(text) = serde_json::from_str::<String>(&json)
+                {
+                    return text;
+                }
+                json
+            }
         }
-        self.json
     }
 
     /// The result as a JSON value.
     pub fn to_value(&self) -> Value {
-        serde_json::from_str(&self.json).unwrap_or_else(|_| Value::String(self.json.clone()))
+        match &self.body {
+            Body::Text { text, .. } => Value::String(text.clone()),
+            Body::Json(json) => {
+                serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.clone()))
+            }
+        }
     }
 
     /// Page metadata, for a pagination tool.
@@ -132,9 +202,20 @@ impl ToolOutput {
     }
 
     /// The JSON text, consuming the output.
+    #[inline(always)]
     pub fn into_json(self) -> String {
-        self.json
+        match self.body {
+            Body::Json(json) => json,
+            Body::Text { text, json } => json.into_inner().unwrap_or_else(|| quote(&text)),
+        }
     }
+}
+
+/// `text` as a JSON string (serializing a string cannot fail). Kept out of line, so that the
+/// accessors around it stay small enough to inline.
+#[inline(never)]
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
 }
 
 /// A tool: a definition the model and the runtime read, and a way to call it.
@@ -188,5 +269,40 @@ impl Tool for &'static dyn Tool {
 
     fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
         (**self).prepare(args, call)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::ToolOutput;
+
+    #[test]
+    fn a_string_result_is_kept_as_its_text_and_reads_as_the_same_json() {
+        let text = "line one\n\"quoted\" é";
+        let Ok(output) = ToolOutput::from_serialize(text) else {
+            panic!("a string serializes");
+        };
+        assert!(output.is_text());
+        assert_eq!(output.text(), text);
+        // The same output as the JSON form the model used to be given.
+        let json = ToolOutput::from_json(json!(text).to_string());
+        assert!(!json.is_text());
+        assert_eq!(output, json);
+        assert_eq!(output.json(), json.json());
+        assert_eq!(output.to_value(), json!(text));
+        assert_eq!(output.clone().into_json(), json.clone().into_json());
+        assert_eq!(output.into_text(), json.into_text());
+    }
+
+    #[test]
+    fn other_results_are_json() {
+        let Ok(output) = ToolOutput::from_serialize(&json!({ "n": 1 })) else {
+            panic!("a value serializes");
+        };
+        assert!(!output.is_text());
+        assert_eq!(output.json(), r#"{"n":1}"#);
+        assert_eq!(output.text(), r#"{"n":1}"#);
     }
 }

@@ -574,7 +574,7 @@ impl<'a> Path<'a> {
         };
         let shaping = match &self.offload {
             Some(offload)
-                if output.json().len() >= output::LARGE_OUTPUT
+                if output_size(&output) >= output::LARGE_OUTPUT
                     && tokio::runtime::Handle::try_current().is_ok() =>
             {
                 let policy = OwnedPolicy::new(
@@ -626,6 +626,15 @@ pub(crate) fn record_end(span: &tracing::Span, kind: Option<&str>, elapsed: Dura
         u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
     );
     tracing::info!(parent: span, "call finished");
+}
+
+/// The bytes of an output as it is held (a string result's text, else its JSON).
+fn output_size(output: &ToolOutput) -> usize {
+    if output.is_text() {
+        output.text().len()
+    } else {
+        output.json().len()
+    }
 }
 
 pub(crate) fn cancelled_error() -> ToolError {

@@ -143,16 +143,20 @@ impl<D: Any + Send + Sync> Shared<D> {
             // A nested call's output is never shaped for the model.
             Ok(Output::Shaped(shaped)) => ToolOutput::from_serialize(&shaped.0.content),
             Ok(Output::Raw(output)) => {
-                let (json, count) = self.redactor.redact(output.json());
-                if count == 0 {
-                    Ok(output)
+                // A string result is redacted as its text, anything else as its JSON.
+                let redacted = if output.is_text() {
+                    let text = output.text();
+                    let (text, count) = self.redactor.redact(&text);
+                    (count > 0).then(|| ToolOutput::from_text(text.into_owned()))
                 } else {
-                    let redacted = ToolOutput::from_json(json.into_owned());
-                    Ok(match output.page() {
-                        Some(page) => redacted.with_page(page.clone()),
-                        None => redacted,
-                    })
-                }
+                    let (json, count) = self.redactor.redact(output.json());
+                    (count > 0).then(|| ToolOutput::from_json(json.into_owned()))
+                };
+                Ok(match (redacted, output.page()) {
+                    (None, _) => output,
+                    (Some(redacted), Some(page)) => redacted.with_page(page.clone()),
+                    (Some(redacted), None) => redacted,
+                })
             }
             Err(error) => {
                 let policy = self.output_policy(
