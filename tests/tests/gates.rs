@@ -731,6 +731,55 @@ async fn a_resumed_call_keeps_the_idempotency_key_its_caller_gave() {
 }
 
 #[tokio::test]
+async fn a_persons_approval_by_decision_runs_even_after_denials_stopped_the_session() {
+    let store = Arc::new(MemoryApprovalStore::default());
+    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let (first, _) = deferred(Arc::clone(&store), keys.clone());
+    let session = Session::new("s-1");
+    let report = first
+        .execute(
+            &session,
+            [call("c1", "delete_account", json!({ "account": "a" }))],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("approval_pending")]);
+    let pending = first.pending_approvals(&session).await.unwrap_or_default();
+    assert_eq!(pending.len(), 1);
+
+    // The resuming instance has denied three asks of the session: the session is stopped.
+    let (second, desk) = desk_runtime(|builder| {
+        builder
+            .approver(Scripted::new((0..3).map(|_| Approval::Deny("no".into()))))
+            .approval_store(Arc::clone(&store) as Arc<dyn ApprovalStore>)
+            .decision_keys(keys)
+    });
+    for id in ["d1", "d2", "d3", "d4"] {
+        second
+            .execute(
+                &session,
+                [call(id, "delete_account", json!({ "account": id }))],
+            )
+            .await;
+    }
+    let stopped = second
+        .execute(
+            &session,
+            [call("d5", "delete_account", json!({ "account": "b" }))],
+        )
+        .await;
+    assert_eq!(kinds(&stopped), [Some("too_many_denials")]);
+    // A person's signed approval is an approval like any other: it runs, and the session goes
+    // on.
+    let decision = match second.sign_decision(&pending[0], Approval::Approve) {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    let report = second.resume(&session, [decision]).await;
+    assert_eq!(kinds(&report), [None]);
+    assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
 async fn forged_foreign_and_mismatched_decisions_are_refused() {
     let store = Arc::new(MemoryApprovalStore::default());
     let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());

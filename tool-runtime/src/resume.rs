@@ -60,7 +60,9 @@ impl<D: Any + Send + Sync> Runtime<D> {
     /// principal and match its pending call's tool and arguments, and is consumed once: a
     /// replay is refused. An approved call then runs through the gates like any call (a
     /// policy deny still wins; the approval answers only an ask) and through the shells. A
-    /// denied one is answered `denied` with the person's reason.
+    /// denied one is answered `denied` with the person's reason. Either counts for the
+    /// refusal breaker as a decision made at once does: a denial towards it, an approval
+    /// starting the count again (so a stopped session's approved call runs).
     ///
     /// The report answers the resumed calls in the order of `decisions`, then every refused
     /// decision (`invalid_decision`): under the call id it names when this runtime's keys
@@ -97,6 +99,9 @@ impl<D: Any + Send + Sync> Runtime<D> {
             };
             match checked {
                 Ok((pending, Approval::Deny(reason))) => {
+                    // A person's decision counts as theirs made at once would: a denial
+                    // towards the breaker, an approval resetting it.
+                    shared.gates.breaker.denied(session.id());
                     self.audit_resume(session, &pending, &format!("denied: {reason}"));
                     refused.push(shared.rejected(
                         session.id(),
@@ -106,6 +111,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     ));
                 }
                 Ok((pending, approval)) => {
+                    shared.gates.breaker.reset(session.id());
                     let arguments = match approval {
                         Approval::ApproveWith(edited) => {
                             self.audit_resume(session, &pending, "approved with edits");
