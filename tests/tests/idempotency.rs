@@ -570,6 +570,37 @@ async fn a_claim_taken_over_cannot_be_freed_or_completed_by_the_run_it_was_taken
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_claim_taken_over_lasts_as_long_as_the_call_can_run_again() {
+    let store = MemoryIdempotency::default();
+    let own = |token: &str| IdempotencyKey {
+        scope: "s".into(),
+        tool: "refund".into(),
+        digest: "d".into(),
+        arguments_digest: "a".into(),
+        holder: Some(Holder {
+            token: token.into(),
+            stale_after: Duration::from_millis(300),
+        }),
+    };
+    let window = Duration::from_secs(1);
+    assert!(matches!(
+        store.claim(own("call-1"), window).await,
+        Ok(Lookup::Claimed(_))
+    ));
+    tokio::time::advance(Duration::from_millis(850)).await;
+    assert!(matches!(
+        store.claim(own("call-1"), window).await,
+        Ok(Lookup::Claimed(_))
+    ));
+    // Past the window from the first claim, the run taken over may still be going.
+    tokio::time::advance(Duration::from_millis(200)).await;
+    assert_eq!(
+        store.claim(own("call-2"), window).await.expect("answers"),
+        Lookup::Pending
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn expired_claims_leave_a_full_memory_store() {
     let store = Arc::new(MemoryIdempotency::new(2, 1 << 20));
     let (runtime, backend) = build(|builder| {

@@ -837,6 +837,30 @@ async fn a_call_takes_over_its_own_claim_only_once_it_is_abandoned() {
 }
 
 #[tokio::test]
+async fn a_claim_taken_over_lasts_as_long_as_the_call_can_run_again() {
+    let server = RedisServer::start();
+    let store = connect(&server).await;
+    let own = |token: &str| {
+        let mut key = key("s-1", "refund", "d1");
+        key.holder = Some(Holder {
+            token: token.into(),
+            stale_after: Duration::from_millis(1_500),
+        });
+        key
+    };
+    let window = Duration::from_millis(2_000);
+    claimed(&store, &own("call-1"), window).await;
+    tokio::time::sleep(Duration::from_millis(1_700)).await;
+    claimed(&store, &own("call-1"), window).await;
+    // Past the window from the first claim, the run taken over may still be going.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        store.claim(own("call-2"), window).await.expect("answers"),
+        Lookup::Pending
+    );
+}
+
+#[tokio::test]
 async fn an_abandoned_claim_is_never_taken_over() {
     let server = RedisServer::start();
     let store = connect(&server).await;

@@ -113,26 +113,31 @@ impl MemoryIdempotency {
         {
             state.bytes = state.bytes.saturating_sub(size_of(&result));
         }
-        match state.entries.get_mut(id).map(|entry| &mut entry.value) {
-            Some(Value::Done(result)) => return Ok(Lookup::Done(result.clone())),
-            // The same call, resumed after its claim was abandoned: it takes the claim over.
-            Some(Value::Pending {
-                holder,
-                lease,
-                since,
-                ..
-            }) if key.holder.as_ref().is_some_and(|own| {
-                own.token == *holder && now.saturating_duration_since(*since) >= own.stale_after
-            }) =>
-            {
-                *since = now;
-                *lease = crate::hex::random_token();
-                return Ok(Lookup::Claimed(Claim {
-                    holder: lease.clone(),
-                }));
+        if let Some(entry) = state.entries.get_mut(id) {
+            match &mut entry.value {
+                Value::Done(result) => return Ok(Lookup::Done(result.clone())),
+                // The same call, resumed after its claim was abandoned: it takes the claim
+                // over, for as long as it can run at least.
+                Value::Pending {
+                    holder,
+                    lease,
+                    since,
+                    ..
+                } if key.holder.as_ref().is_some_and(|own| {
+                    own.token == *holder && now.saturating_duration_since(*since) >= own.stale_after
+                }) =>
+                {
+                    *since = now;
+                    *lease = crate::hex::random_token();
+                    if let Some(own) = &key.holder {
+                        entry.expires = entry.expires.max(deadline(now, own.stale_after));
+                    }
+                    return Ok(Lookup::Claimed(Claim {
+                        holder: lease.clone(),
+                    }));
+                }
+                Value::Pending { .. } => return Ok(Lookup::Pending),
             }
-            Some(Value::Pending { .. }) => return Ok(Lookup::Pending),
-            None => {}
         }
         state.make_room(self.max_entries, self.max_bytes, 1, now);
         if state.entries.len() >= self.max_entries {
@@ -150,7 +155,7 @@ impl MemoryIdempotency {
         state.entries.insert(
             id.clone(),
             Entry {
-                expires: now + ttl,
+                expires: deadline(now, ttl),
                 value: Value::Pending {
                     holder,
                     lease: lease.clone(),
@@ -268,6 +273,12 @@ impl State {
             }
         }
     }
+}
+
+/// `ttl` from `now`; a century for a time to live too long to add.
+fn deadline(now: Instant, ttl: Duration) -> Instant {
+    now.checked_add(ttl)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
 fn size_of(result: &StoredResult) -> usize {

@@ -148,13 +148,14 @@ impl Layer {
             }
             Holder {
                 token: crate::hex::encode(&token.finalize()[..16]),
-                stale_after: running_at_most + Duration::from_secs(1),
+                stale_after: running_at_most.saturating_add(Duration::from_secs(1)),
             }
         });
         // A claim outlasting the window while its call can still run: a copy arriving after
         // the window waits for the run instead of running beside it.
         let claim_for = running_at_most.map_or(self.ttl, |running_at_most| {
-            self.ttl.max(running_at_most + Duration::from_secs(1))
+            self.ttl
+                .max(running_at_most.saturating_add(Duration::from_secs(1)))
         });
         CallKey {
             key: IdempotencyKey {
@@ -194,12 +195,17 @@ fn canonical_at(root: &Value, schema: &Value, value: &Value, depth: usize) -> Va
                 .unwrap_or_default();
             let mut canonical = Map::new();
             for (name, field) in fields {
-                if field.is_null() && !required.contains(&name.as_str()) {
-                    continue;
-                }
                 let field_schema = properties
                     .and_then(|properties| properties.get(name))
                     .unwrap_or(&Value::Null);
+                // An explicit `null` means what its absence means only when the field has no
+                // default: with one, absent is the default and `null` stays `null` (`None`).
+                let has_default = resolve(root, field_schema)
+                    .get("default")
+                    .is_some_and(|default| !default.is_null());
+                if field.is_null() && !required.contains(&name.as_str()) && !has_default {
+                    continue;
+                }
                 canonical.insert(
                     name.clone(),
                     canonical_at(root, field_schema, field, depth + 1),
@@ -324,5 +330,19 @@ mod tests {
         assert_ne!(arguments_digest(&a), arguments_digest(&c));
         let one = canonical_arguments(&json!({}), &json!({ "n": 1.0 }));
         assert_eq!(one, json!({ "n": 1 }));
+    }
+
+    #[test]
+    fn a_null_for_a_field_with_a_default_is_kept_apart_from_its_absence() {
+        // `#[default = Some(500)] cap: Option<u32>`: left out it is 500, `null` is `None`.
+        let schema = json!({
+            "type": "object",
+            "properties": { "cap": { "type": ["integer", "null"], "default": 500 } }
+        });
+        let absent = canonical_arguments(&schema, &json!({}));
+        let null = canonical_arguments(&schema, &json!({ "cap": null }));
+        assert_eq!(absent, json!({ "cap": 500 }));
+        assert_eq!(null, json!({ "cap": null }));
+        assert_ne!(arguments_digest(&absent), arguments_digest(&null));
     }
 }

@@ -84,7 +84,8 @@ const MAX_TTL_MILLIS: u64 = 1 << 62;
 
 /// Claims the key if it is free, stamping the pending value with the server's time
 /// (`since`); takes it over if it is pending with the caller's own token and older than the
-/// caller's bound; otherwise returns what holds it.
+/// caller's bound (the key then lasts at least that bound again, as long as the call can run);
+/// otherwise returns what holds it.
 ///
 /// KEYS[1]: the key. ARGV[1]: the pending value. ARGV[2]: the window in milliseconds.
 /// ARGV[3]: the caller's own token, or empty. ARGV[4]: after how many milliseconds a claim
@@ -106,6 +107,9 @@ if found and ARGV[3] ~= '' then
     held.since = now
     held.lease = pending.lease
     redis.call('SET', KEYS[1], cjson.encode(held), 'KEEPTTL')
+    if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then
+      redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    end
     return 'TAKEN_OVER'
   end
 end
