@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::args;
-use crate::as_text::as_text;
+use crate::as_text::{self, Serialized};
 use crate::context::{CallContext, DepsType};
 use crate::error::ToolError;
 use crate::page::PageInfo;
@@ -97,16 +97,13 @@ impl ToolOutput {
     /// `&str`, `Arc<str>`, a JSON string) is kept as its text.
     #[inline(always)]
     pub fn from_serialize<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
-        if let Some(text) = as_text(value) {
-            return Ok(Self::from_text(text));
+        match as_text::serialize(value) {
+            Ok(Serialized::Text(text)) => Ok(Self::from_text(text)),
+            Ok(Serialized::Json(json)) => Ok(Self::from_json(json)),
+            Err(error) => Err(ToolError::failed(format!(
+                "the tool's result could not be serialized: {error}"
+            ))),
         }
-        serde_json::to_string(value)
-            .map(Self::from_json)
-            .map_err(|error| {
-                ToolError::failed(format!(
-                    "the tool's result could not be serialized: {error}"
-                ))
-            })
     }
 
     /// An output from JSON text the caller guarantees is valid.
