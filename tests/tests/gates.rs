@@ -558,6 +558,53 @@ async fn an_edit_made_from_the_redacted_request_keeps_the_secrets_it_left_alone(
     assert_eq!(ran, Some(vec![Some(format!("{webhook} edited"))]));
 }
 
+/// Approves every call with the webhook's path changed inside the redacted URL it was shown.
+struct EditsAroundTheSecret;
+
+impl Approver for EditsAroundTheSecret {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        let mut edited = request.arguments.clone();
+        let shown = edited["webhook"].as_str().unwrap_or_default().to_owned();
+        edited["webhook"] = json!(shown.replace("/42", "/43"));
+        Box::pin(async move { Approval::ApproveWith(edited) })
+    }
+}
+
+#[tokio::test]
+async fn an_edit_that_keeps_a_placeholder_inside_a_changed_value_is_denied_naming_it() {
+    let desk = Arc::new(Desk::default());
+    let runtime = match Runtime::builder_shared(Arc::clone(&desk))
+        .inventory(false)
+        .tools(tools![notify])
+        .policy(Policy::new().tool("notify", Action::Ask))
+        .approver(EditsAroundTheSecret)
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("{error}"),
+    };
+    let report = runtime
+        .execute(
+            &Session::new("s"),
+            [call(
+                "1",
+                "notify",
+                json!({ "webhook": "https://bot:hunter2@hooks.example/42", "message": "hi" }),
+            )],
+        )
+        .await;
+    assert_eq!(kinds(&report), [Some("denied")]);
+    let message = report.observations()[0]
+        .error()
+        .map(|error| error.message().to_owned())
+        .unwrap_or_default();
+    assert!(message.contains("placeholder at `webhook`"), "{message}");
+    assert_eq!(
+        desk.deletion_keys.lock().map(|keys| keys.len()).ok(),
+        Some(0)
+    );
+}
+
 #[tokio::test]
 async fn arguments_are_validated_before_anyone_is_asked() {
     let approver = Scripted::new([Approval::Approve]);

@@ -98,7 +98,9 @@ pub enum Approval {
     Approve,
     /// Run the call with these arguments instead. They are validated against the tool's
     /// schema again; arguments that fail are a denial naming the field. A string left as the
-    /// request showed it (redacted) stands for the value it hides.
+    /// request showed it (redacted) stands for the value it hides; a placeholder anywhere else
+    /// (inside a changed string, in an array whose items were added or removed) is a denial
+    /// naming the field.
     ApproveWith(Value),
     /// Refuse the call; the reason is what the model is told.
     Deny(String),

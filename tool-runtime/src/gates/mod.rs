@@ -377,16 +377,19 @@ pub(crate) fn restore_redacted(edited: Value, original: &Value, redactor: &Redac
         {
             Value::String(secret.clone())
         }
-        (Value::Array(items), Value::Array(originals)) => Value::Array(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(index, item)| match originals.get(index) {
-                    Some(original) => restore_redacted(item, original, redactor),
-                    None => item,
-                })
-                .collect(),
-        ),
+        // Items are matched by position only when none was added or removed.
+        (Value::Array(items), Value::Array(originals)) if items.len() == originals.len() => {
+            Value::Array(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, item)| match originals.get(index) {
+                        Some(original) => restore_redacted(item, original, redactor),
+                        None => item,
+                    })
+                    .collect(),
+            )
+        }
         (Value::Object(fields), Value::Object(originals)) => Value::Object(
             fields
                 .into_iter()
@@ -403,6 +406,40 @@ pub(crate) fn restore_redacted(edited: Value, original: &Value, redactor: &Redac
     }
 }
 
+/// Where edited arguments still hold a redaction placeholder that stands for nothing (a
+/// string the person changed around it, or an item moved): the dotted path of the first.
+/// Arguments that held such text to begin with are left alone.
+pub(crate) fn placeholder_left(edited: &Value, original: &Value) -> Option<String> {
+    const PLACEHOLDER: &str = "[REDACTED:";
+    if original.to_string().contains(PLACEHOLDER) {
+        return None;
+    }
+    let mut stack = vec![(String::new(), edited)];
+    while let Some((path, value)) = stack.pop() {
+        let child = |name: &str| {
+            if path.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{path}.{name}")
+            }
+        };
+        match value {
+            Value::String(text) if text.contains(PLACEHOLDER) => return Some(path),
+            Value::Array(items) => stack.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(index, item)| (child(&index.to_string()), item)),
+            ),
+            Value::Object(fields) => {
+                stack.extend(fields.iter().map(|(name, item)| (child(name), item)));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 impl<T: AuditSink + ?Sized> AuditSink for Arc<T> {
     fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
         (**self).record(record)
@@ -410,5 +447,33 @@ impl<T: AuditSink + ?Sized> AuditSink for Arc<T> {
 
     fn wants_arguments(&self) -> bool {
         (**self).wants_arguments()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{placeholder_left, restore_redacted};
+    use crate::output::redact::Redactor;
+
+    #[test]
+    fn array_items_are_put_back_only_where_none_was_added_or_removed() {
+        let redactor = Redactor::default();
+        let first = "sk-proj-aaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let second = "sk-proj-bbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+        let original = json!({ "keys": [first, second] });
+        let shown = "[REDACTED:openai_api_key]";
+        // Both left as shown: both put back.
+        let kept = restore_redacted(json!({ "keys": [shown, shown] }), &original, &redactor);
+        assert_eq!(kept, original);
+        assert_eq!(placeholder_left(&kept, &original), None);
+        // The first removed: the placeholder left cannot say which key it was.
+        let removed = restore_redacted(json!({ "keys": [shown] }), &original, &redactor);
+        assert_eq!(removed, json!({ "keys": [shown] }));
+        assert_eq!(
+            placeholder_left(&removed, &original).as_deref(),
+            Some("keys.0")
+        );
     }
 }

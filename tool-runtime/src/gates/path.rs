@@ -158,6 +158,15 @@ impl<D: Any + Send + Sync> Shared<D> {
             }
             Approval::ApproveWith(edited) => {
                 let edited = super::restore_redacted(edited, &arguments, &self.redactor);
+                if let Some(field) = super::placeholder_left(&edited, &arguments) {
+                    return Err(refuse(
+                        AuditDecision::Deny,
+                        &format!(
+                            "the edited arguments hold a redacted placeholder at `{field}`, which \
+                             stands for nothing there: edit the whole value or leave it as shown"
+                        ),
+                    ));
+                }
                 gates.breaker.reset(session.id());
                 let edited_digest = decision::arguments_digest(&edited);
                 gates.record(
