@@ -67,7 +67,7 @@ impl From<Value> for ToolArgs<'_> {
 
 /// What a successful call produced: its JSON serialization (or, for a string result, its
 /// text), plus page metadata for a pagination tool.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ToolOutput {
     body: Body,
     // Boxed: most outputs are not pages, and a small `ToolOutput` moves cheaply.
@@ -86,9 +86,24 @@ enum Body {
 }
 
 impl PartialEq for ToolOutput {
-    /// Outputs are equal when their JSON and pages are.
+    /// Outputs are equal when their JSON and pages are (two string results: their texts).
     fn eq(&self, other: &Self) -> bool {
-        self.json() == other.json() && self.page == other.page
+        let same = match (&self.body, &other.body) {
+            (Body::Text { text, .. }, Body::Text { text: other, .. }) => text == other,
+            _ => self.json() == other.json(),
+        };
+        same && self.page == other.page
+    }
+}
+
+impl std::fmt::Debug for ToolOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("ToolOutput");
+        match &self.body {
+            Body::Json(json) => debug.field("json", json),
+            Body::Text { text, .. } => debug.field("text", text),
+        };
+        debug.field("page", &self.page).finish()
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 /// Sessions with denials are kept up to this many. When full, the counts of sessions not
 /// stopped go first (such a session may be asked a few more times); stopped sessions stay
-/// stopped unless only they are left.
+/// stopped unless they fill three quarters of the map.
 const MAX_SESSIONS: usize = 100_000;
 
 pub(crate) struct Breaker {
@@ -52,7 +52,9 @@ impl Breaker {
         if let Ok(mut denials) = self.denials.lock() {
             if denials.len() >= self.max_sessions && !denials.contains_key(session) {
                 denials.retain(|_, count| *count >= self.limit);
-                if denials.len() >= self.max_sessions {
+                // Room for a quarter of the map at least, so that this scan is paid once per
+                // that many new sessions; past it, stopped sessions go too.
+                if denials.len() > self.max_sessions - self.max_sessions / 4 {
                     denials.clear();
                 }
             }
