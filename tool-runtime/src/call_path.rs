@@ -453,10 +453,11 @@ impl<'a> Path<'a> {
         let answer = match lookup.as_mut().poll(cx) {
             Poll::Ready(answer) => answer,
             Poll::Pending => {
-                // A duplicate waiting for another execution stops when its turn is cancelled.
-                // A first claim in flight is let finish: dropped, it could leave a claim that
-                // nothing runs.
+                // A duplicate waiting for another execution stops when its turn is cancelled,
+                // if the store's wait can be dropped safely. A claim in flight is let finish:
+                // dropped, it could leave a claim that nothing runs.
                 if *waited
+                    && layer.store.wait_is_cancel_safe()
                     && let Some(cancel) = cancel
                     && cancelled
                         .get_or_insert_with(|| Box::pin(cancel.cancelled()))

@@ -344,4 +344,9 @@ impl IdempotencyStore for MemoryIdempotency {
         self.abandon_now(&key, &claim);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    /// The wait only listens; its claim is made at once when it answers.
+    fn wait_is_cancel_safe(&self) -> bool {
+        true
+    }
 }

@@ -122,6 +122,15 @@ pub trait IdempotencyStore: Send + Sync + 'static {
         result: StoredResult,
     ) -> BoxFuture<'_, Result<(), StoreError>>;
 
+    /// Whether a [`wait`](IdempotencyStore::wait) future dropped before it answers leaves
+    /// nothing behind. Only then does a cancelled turn stop a duplicate's wait at once; a
+    /// store that may be claiming the key for the caller when the future is dropped (a round
+    /// trip in flight) would leave a claim nothing runs, so its wait is let answer. Default
+    /// `false`.
+    fn wait_is_cancel_safe(&self) -> bool {
+        false
+    }
+
     /// Marks the claim as left by a run the runtime stopped mid-flight (timed out, cancelled,
     /// panicked): it may have done its work, so the same call must not take it over; the key
     /// stays pending until its window ends. A store that never takes claims over needs
@@ -180,5 +189,9 @@ impl<T: IdempotencyStore + ?Sized> IdempotencyStore for std::sync::Arc<T> {
 
     fn abandon(&self, key: IdempotencyKey, claim: Claim) -> BoxFuture<'_, Result<(), StoreError>> {
         (**self).abandon(key, claim)
+    }
+
+    fn wait_is_cancel_safe(&self) -> bool {
+        (**self).wait_is_cancel_safe()
     }
 }
