@@ -191,69 +191,68 @@ impl<'a> ser::Serializer for TextOrJson<'a> {
     }
 }
 
-impl<C: SerializeSeq<Ok = (), Error = serde_json::Error>> SerializeSeq for Forward<C> {
-    type Ok = Option<String>;
-    type Error = serde_json::Error;
+/// The compound parts whose items take one value each (`serialize_element` or
+/// `serialize_field`), passed on to serde_json's.
+macro_rules! forward_items {
+    ($($part:ident => $method:ident),* $(,)?) => {
+        $(
+            impl<C: $part<Ok = (), Error = serde_json::Error>> $part for Forward<C> {
+                type Ok = Option<String>;
+                type Error = serde_json::Error;
 
-    #[inline]
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.0.serialize_element(value)
-    }
+                #[inline]
+                fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+                    self.0.$method(value)
+                }
 
-    #[inline]
-    fn end(self) -> Result<Option<String>, Self::Error> {
-        written(self.0.end())
-    }
+                #[inline]
+                fn end(self) -> Result<Option<String>, Self::Error> {
+                    written(self.0.end())
+                }
+            }
+        )*
+    };
 }
 
-impl<C: SerializeTuple<Ok = (), Error = serde_json::Error>> SerializeTuple for Forward<C> {
-    type Ok = Option<String>;
-    type Error = serde_json::Error;
-
-    #[inline]
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.0.serialize_element(value)
-    }
-
-    #[inline]
-    fn end(self) -> Result<Option<String>, Self::Error> {
-        written(self.0.end())
-    }
+forward_items! {
+    SerializeSeq => serialize_element,
+    SerializeTuple => serialize_element,
+    SerializeTupleStruct => serialize_field,
+    SerializeTupleVariant => serialize_field,
 }
 
-impl<C: SerializeTupleStruct<Ok = (), Error = serde_json::Error>> SerializeTupleStruct
-    for Forward<C>
-{
-    type Ok = Option<String>;
-    type Error = serde_json::Error;
+/// The compound parts whose fields are named, passed on to serde_json's.
+macro_rules! forward_named_fields {
+    ($($part:ident),* $(,)?) => {
+        $(
+            impl<C: $part<Ok = (), Error = serde_json::Error>> $part for Forward<C> {
+                type Ok = Option<String>;
+                type Error = serde_json::Error;
 
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.0.serialize_field(value)
-    }
+                #[inline]
+                fn serialize_field<T: Serialize + ?Sized>(
+                    &mut self,
+                    key: &'static str,
+                    value: &T,
+                ) -> Result<(), Self::Error> {
+                    self.0.serialize_field(key, value)
+                }
 
-    #[inline]
-    fn end(self) -> Result<Option<String>, Self::Error> {
-        written(self.0.end())
-    }
+                #[inline]
+                fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
+                    self.0.skip_field(key)
+                }
+
+                #[inline]
+                fn end(self) -> Result<Option<String>, Self::Error> {
+                    written(self.0.end())
+                }
+            }
+        )*
+    };
 }
 
-impl<C: SerializeTupleVariant<Ok = (), Error = serde_json::Error>> SerializeTupleVariant
-    for Forward<C>
-{
-    type Ok = Option<String>;
-    type Error = serde_json::Error;
-
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.0.serialize_field(value)
-    }
-
-    #[inline]
-    fn end(self) -> Result<Option<String>, Self::Error> {
-        written(self.0.end())
-    }
-}
+forward_named_fields!(SerializeStruct, SerializeStructVariant);
 
 impl<C: SerializeMap<Ok = (), Error = serde_json::Error>> SerializeMap for Forward<C> {
     type Ok = Option<String>;
@@ -276,56 +275,6 @@ impl<C: SerializeMap<Ok = (), Error = serde_json::Error>> SerializeMap for Forwa
         value: &V,
     ) -> Result<(), Self::Error> {
         self.0.serialize_entry(key, value)
-    }
-
-    #[inline]
-    fn end(self) -> Result<Option<String>, Self::Error> {
-        written(self.0.end())
-    }
-}
-
-impl<C: SerializeStruct<Ok = (), Error = serde_json::Error>> SerializeStruct for Forward<C> {
-    type Ok = Option<String>;
-    type Error = serde_json::Error;
-
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Self::Error> {
-        self.0.serialize_field(key, value)
-    }
-
-    #[inline]
-    fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
-        self.0.skip_field(key)
-    }
-
-    #[inline]
-    fn end(self) -> Result<Option<String>, Self::Error> {
-        written(self.0.end())
-    }
-}
-
-impl<C: SerializeStructVariant<Ok = (), Error = serde_json::Error>> SerializeStructVariant
-    for Forward<C>
-{
-    type Ok = Option<String>;
-    type Error = serde_json::Error;
-
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Self::Error> {
-        self.0.serialize_field(key, value)
-    }
-
-    #[inline]
-    fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
-        self.0.skip_field(key)
     }
 
     #[inline]
