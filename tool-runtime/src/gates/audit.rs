@@ -346,7 +346,10 @@ fn check_line(bytes: &[u8]) -> Result<CheckedLine, LineProblem> {
 /// # Writing
 ///
 /// Records are written one at a time (a mutex orders them), each line with a single write and
-/// then `sync_data`, so a line is on disk when [`AuditSink::record`] returns. A failed write is
+/// then `sync_data`, so a line is on disk when [`AuditSink::record`] returns. That happens on
+/// the thread planning the turn: each audited call waits for its line's disk sync (the gates
+/// decide before anything runs). A sink of your own can batch, or write elsewhere, behind the
+/// same trait. A failed write is
 /// rolled back (the file is cut back to its length before it) and returned as an error; if
 /// even that fails, every later record fails too until the file is reopened.
 ///
