@@ -62,6 +62,18 @@ macro_rules! forward {
     };
 }
 
+/// The calls that start a compound value (a sequence, map or struct): serde_json writes it.
+macro_rules! start_parts {
+    ($($method:ident($($argument:ident: $type:ty),*);)*) => {
+        $(
+            #[inline]
+            fn $method(self, $($argument: $type),*) -> Result<Part<'a>, serde_json::Error> {
+                ser::Serializer::$method(self.json, $($argument),*).map(Forward)
+            }
+        )*
+    };
+}
+
 impl<'a> ser::Serializer for TextOrJson<'a> {
     type Ok = Option<String>;
     type Error = serde_json::Error;
@@ -131,63 +143,14 @@ impl<'a> ser::Serializer for TextOrJson<'a> {
         )
     }
 
-    #[inline]
-    fn serialize_seq(self, len: Option<usize>) -> Result<Part<'a>, serde_json::Error> {
-        self.json.serialize_seq(len).map(Forward)
-    }
-
-    #[inline]
-    fn serialize_tuple(self, len: usize) -> Result<Part<'a>, serde_json::Error> {
-        self.json.serialize_tuple(len).map(Forward)
-    }
-
-    #[inline]
-    fn serialize_tuple_struct(
-        self,
-        name: &'static str,
-        len: usize,
-    ) -> Result<Part<'a>, serde_json::Error> {
-        self.json.serialize_tuple_struct(name, len).map(Forward)
-    }
-
-    #[inline]
-    fn serialize_tuple_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Part<'a>, serde_json::Error> {
-        self.json
-            .serialize_tuple_variant(name, index, variant, len)
-            .map(Forward)
-    }
-
-    #[inline]
-    fn serialize_map(self, len: Option<usize>) -> Result<Part<'a>, serde_json::Error> {
-        self.json.serialize_map(len).map(Forward)
-    }
-
-    #[inline]
-    fn serialize_struct(
-        self,
-        name: &'static str,
-        len: usize,
-    ) -> Result<Part<'a>, serde_json::Error> {
-        self.json.serialize_struct(name, len).map(Forward)
-    }
-
-    #[inline]
-    fn serialize_struct_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Part<'a>, serde_json::Error> {
-        self.json
-            .serialize_struct_variant(name, index, variant, len)
-            .map(Forward)
+    start_parts! {
+        serialize_seq(len: Option<usize>);
+        serialize_tuple(len: usize);
+        serialize_tuple_struct(name: &'static str, len: usize);
+        serialize_tuple_variant(name: &'static str, index: u32, variant: &'static str, len: usize);
+        serialize_map(len: Option<usize>);
+        serialize_struct(name: &'static str, len: usize);
+        serialize_struct_variant(name: &'static str, index: u32, variant: &'static str, len: usize);
     }
 }
 
