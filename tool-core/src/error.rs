@@ -64,6 +64,10 @@ pub enum ErrorKind {
     IdempotencyInProgress,
     /// The same call is running in another instance and did not finish within the wait.
     InProgressElsewhere,
+    /// An earlier run of the same call was stopped before it finished (timed out, cancelled,
+    /// panicked) and may have done its work: the call is not run again until its
+    /// idempotency window ends.
+    OutcomeUnknown,
     /// A kind defined by a tool or a later layer, in `snake_case`.
     Custom(Cow<'static, str>),
 }
@@ -92,6 +96,7 @@ impl ErrorKind {
             ErrorKind::IdempotencyKeyReused => "idempotency_key_reused",
             ErrorKind::IdempotencyInProgress => "idempotency_in_progress",
             ErrorKind::InProgressElsewhere => "in_progress_elsewhere",
+            ErrorKind::OutcomeUnknown => "outcome_unknown",
             ErrorKind::Custom(kind) => kind,
         }
     }
@@ -122,6 +127,7 @@ impl ErrorKind {
             ErrorKind::IdempotencyKeyReused,
             ErrorKind::IdempotencyInProgress,
             ErrorKind::InProgressElsewhere,
+            ErrorKind::OutcomeUnknown,
         ];
         KNOWN
             .iter()

@@ -497,6 +497,10 @@ impl<'a> Path<'a> {
                 *lookup = layer.store.wait(key.key.clone(), key.claim_for, layer.wait);
                 return self.poll_claim(cx);
             }
+            Ok(Lookup::Abandoned { expires_in }) => {
+                let error = idempotency::outcome_unknown(expires_in);
+                return Poll::Ready(Ended::new(Err(error), 0, elapsed));
+            }
             Ok(Lookup::Failed(failure)) => {
                 let error = ToolError::new(ErrorKind::from_name(&failure.kind), failure.message);
                 return Poll::Ready(Ended::new(Err(error), 0, elapsed));

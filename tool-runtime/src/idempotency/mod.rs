@@ -297,6 +297,24 @@ pub(crate) fn in_progress(elsewhere: bool) -> ToolError {
     }
 }
 
+/// A repeat of a call whose earlier run was stopped mid-flight and may have done its work.
+pub(crate) fn outcome_unknown(expires_in: Option<Duration>) -> ToolError {
+    let when = expires_in.map_or_else(
+        || "when its idempotency window ends".to_owned(),
+        |left| format!("in {} s, when its idempotency window ends", left.as_secs().max(1)),
+    );
+    ToolError::new(
+        ErrorKind::OutcomeUnknown,
+        format!(
+            "an earlier run of this call was stopped before it finished and may have done its work; it is not run again until {when}"
+        ),
+    )
+    .with_hint("check whether the change took effect before asking for it again")
+    .with_details(serde_json::json!({
+        "expires_in_ms": expires_in.map(|left| u64::try_from(left.as_millis()).unwrap_or(u64::MAX)),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

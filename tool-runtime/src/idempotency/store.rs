@@ -81,6 +81,14 @@ pub enum Lookup {
     Done(StoredResult),
     /// Another execution holds the key.
     Pending,
+    /// The execution that claimed the key was stopped mid-flight (timed out, cancelled,
+    /// panicked) and [abandoned](IdempotencyStore::abandon) its claim: it may have done its
+    /// work, so nothing runs the call again until the key expires, `expires_in` from now
+    /// (when the store can tell). Answered at once: no execution is left to wait for.
+    Abandoned {
+        /// How long until the key expires and the call may run again.
+        expires_in: Option<Duration>,
+    },
     /// The execution this caller waited for failed (stores that share an in-flight
     /// execution's failure with its waiters; others answer [`Lookup::Claimed`] or
     /// [`Lookup::Pending`] after a failure).
@@ -133,8 +141,8 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 
     /// Marks the claim as left by a run the runtime stopped mid-flight (timed out, cancelled,
     /// panicked): it may have done its work, so the same call must not take it over; the key
-    /// stays pending until its window ends. A store that never takes claims over needs
-    /// nothing here.
+    /// stays claimed until its window ends, and a claim or wait on it answers
+    /// [`Lookup::Abandoned`] at once.
     fn abandon(&self, key: IdempotencyKey, claim: Claim) -> BoxFuture<'_, Result<(), StoreError>> {
         let _ = (key, claim);
         Box::pin(std::future::ready(Ok(())))
