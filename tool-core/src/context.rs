@@ -311,8 +311,9 @@ impl CallContext {
     }
 
     /// The key under which the runtime runs this call exactly once: the key the caller
-    /// supplied, or the digest of the call's fingerprint. `None` when the idempotency layer
-    /// does not apply to the tool.
+    /// supplied, or the hex SHA-256 of the call's scope (its session, or a configured
+    /// tenant), tool, version and canonical arguments. `None` when the idempotency layer does
+    /// not apply to the tool.
     pub fn idempotency_key(&self) -> Option<&str> {
         self.idempotency_key.as_deref()
     }
@@ -456,8 +457,9 @@ impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
     }
 
     /// The key under which the runtime runs this call exactly once (the caller's explicit
-    /// key, or the digest of the call's fingerprint), or `None` when the idempotency layer
-    /// does not apply to this tool. Forward it downstream (a payment API's idempotency key,
+    /// key, or the hex SHA-256 of the call's scope, tool, version and canonical arguments:
+    /// another session or tool never shares it), or `None` when the idempotency layer does
+    /// not apply to this tool. Forward it downstream (a payment API's idempotency key,
     /// a unique constraint) so a crash between the write and the stored result cannot cause
     /// a second write there either.
     pub fn idempotency_key(&self) -> Option<&str> {

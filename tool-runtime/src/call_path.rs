@@ -40,6 +40,9 @@ pub(crate) struct Ended {
     pub(crate) elapsed: Duration,
     /// Answered from the idempotency store: the first execution's result.
     pub(crate) replayed: bool,
+    /// Secrets redacted from the output before the output policy saw it (a write's output is
+    /// redacted before the idempotency store keeps it).
+    pub(crate) redactions: u32,
 }
 
 impl Ended {
@@ -49,6 +52,7 @@ impl Ended {
             attempts,
             elapsed,
             replayed: false,
+            redactions: 0,
         }
     }
 }
@@ -88,6 +92,10 @@ struct Path<'a> {
     offload: Option<Offload<'a>>,
     /// The idempotency layer, and the claim this call holds once it has one.
     layer: &'a Layer,
+    /// Redacts a write's output before the store keeps it.
+    redactor: &'a Redactor,
+    /// How many secrets that took out.
+    redactions: u32,
     claim: Option<Claim>,
     state: State<'a>,
 }
@@ -177,6 +185,8 @@ impl<D: Any + Send + Sync> Shared<D> {
                 cancel,
                 offload,
                 layer: &self.idempotency,
+                redactor: &self.redactor,
+                redactions: 0,
                 claim: None,
                 state: State::NotStarted { first, shells },
             },
@@ -243,7 +253,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             tool_version: planned.version.cloned(),
             outcome,
             truncated: shaped.truncated,
-            redactions: shaped.redactions,
+            redactions: shaped.redactions.saturating_add(ended.redactions),
             artifact: shaped.artifact,
             page,
             elapsed: ended.elapsed,
@@ -291,7 +301,10 @@ impl<'a> Future for RunCall<'a> {
         let ended = {
             let _entered = this.span.enter();
             match this.path.poll(cx) {
-                Poll::Ready(ended) => ended,
+                Poll::Ready(mut ended) => {
+                    ended.redactions = this.path.redactions;
+                    ended
+                }
                 Poll::Pending => return Poll::Pending,
             }
         };
@@ -393,6 +406,10 @@ impl<'a> Path<'a> {
                     if let (Some(claim), Some(key)) =
                         (self.claim.take(), planned.idempotency.as_deref())
                     {
+                        // The store keeps what the model may read: no secret rests there in
+                        // clear, and a replay is what this call's reader gets.
+                        let (output, redactions) = output::redacted(output, self.redactor);
+                        self.redactions = redactions;
                         let result = StoredResult {
                             arguments_digest: key.key.arguments_digest.clone(),
                             output: output.json().to_owned(),

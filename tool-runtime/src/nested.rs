@@ -142,22 +142,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let result = match ended.result {
             // A nested call's output is never shaped for the model.
             Ok(Output::Shaped(shaped)) => ToolOutput::from_serialize(&shaped.0.content),
-            Ok(Output::Raw(output)) => {
-                // A string result is redacted as its text, anything else as its JSON.
-                let redacted = if output.is_text() {
-                    let text = output.text();
-                    let (text, count) = self.redactor.redact(&text);
-                    (count > 0).then(|| ToolOutput::from_text(text.into_owned()))
-                } else {
-                    let (json, count) = self.redactor.redact(output.json());
-                    (count > 0).then(|| ToolOutput::from_json(json.into_owned()))
-                };
-                Ok(match (redacted, output.page()) {
-                    (None, _) => output,
-                    (Some(redacted), Some(page)) => redacted.with_page(page.clone()),
-                    (Some(redacted), None) => redacted,
-                })
-            }
+            Ok(Output::Raw(output)) => Ok(output::redacted(output, &self.redactor).0),
             Err(error) => {
                 let policy = self.output_policy(
                     parent.session_id(),

@@ -135,7 +135,24 @@ impl Layer {
             }
         }
         let digest = crate::hex::encode(&fingerprint.finalize());
-        let for_tool: Arc<str> = Arc::from(explicit.unwrap_or(&digest));
+        // What the tool forwards downstream names this call as the store does: its scope and
+        // tool too, so two sessions (or two tools) sending the same arguments never share it.
+        let for_tool: Arc<str> = match explicit {
+            Some(key) => Arc::from(key),
+            None => {
+                let mut forwarded = Sha256::new();
+                for part in [
+                    b"forwarded".as_slice(),
+                    scope.as_bytes(),
+                    spec.name().as_bytes(),
+                    digest.as_bytes(),
+                ] {
+                    forwarded.update(part.len().to_le_bytes());
+                    forwarded.update(part);
+                }
+                Arc::from(crate::hex::encode(&forwarded.finalize()))
+            }
+        };
         // The call's own token: resumed after a crash (its run gone without an ending), once
         // that run cannot still be going, the same call takes its claim over. A run the
         // runtime stopped mid-flight abandons its claim instead (it may have done its work),
@@ -301,7 +318,12 @@ pub(crate) fn in_progress(elsewhere: bool) -> ToolError {
 pub(crate) fn outcome_unknown(expires_in: Option<Duration>) -> ToolError {
     let when = expires_in.map_or_else(
         || "when its idempotency window ends".to_owned(),
-        |left| format!("in {} s, when its idempotency window ends", left.as_secs().max(1)),
+        |left| {
+            format!(
+                "in {} s, when its idempotency window ends",
+                left.as_secs().max(1)
+            )
+        },
     );
     ToolError::new(
         ErrorKind::OutcomeUnknown,

@@ -13,6 +13,12 @@ use tool_core::BoxFuture;
 /// The identity of one idempotent execution. A store names its entry by `scope`, `tool` and
 /// `digest`; `arguments_digest` is kept with the entry (an explicit key reused with other
 /// arguments finds the first call's entry and is refused).
+///
+/// What the tool itself reads as its key (`ctx.idempotency_key()`, to forward downstream) is
+/// the explicit key the caller supplied, or else the lowercase hex SHA-256 of the scope, the
+/// tool, and `digest` (the tool's version and the canonical validated arguments), each
+/// length-prefixed: the same for the same call, different for another session (or tenant
+/// scope), another tool, another version or other arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey {
     /// Whose calls share results: the session by default, or a configured tenant.
@@ -48,7 +54,8 @@ pub struct Holder {
 pub struct StoredResult {
     /// The digest of the arguments that produced it.
     pub arguments_digest: String,
-    /// The tool's output, as JSON text.
+    /// The tool's output as its reader got it, secrets redacted (the store never keeps one
+    /// in clear), as JSON text.
     pub output: String,
     /// The page metadata of a pagination tool's output, as JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -141,6 +141,35 @@ pub(crate) fn shape(output: ToolOutput, policy: &Policy<'_>) -> Shaped {
     }
 }
 
+/// `output` with its secrets redacted, as the model or a calling tool reads it, and how many
+/// were: a string result (or a JSON string) as its text, anything else as its JSON. This is
+/// what the idempotency store keeps, so a secret the model never sees rests nowhere in clear,
+/// and a replay shaped again is what the first call's reader got (redacting it again finds
+/// nothing).
+pub(crate) fn redacted(output: ToolOutput, redactor: &Redactor) -> (ToolOutput, u32) {
+    let as_text = output.is_text() || output.json().starts_with('"');
+    let (redacted, count) = if as_text {
+        let source = output.text();
+        let (text, count) = redactor.redact(&source);
+        (
+            (count > 0).then(|| ToolOutput::from_text(text.into_owned())),
+            count,
+        )
+    } else {
+        let (json, count) = redactor.redact(output.json());
+        (
+            (count > 0).then(|| ToolOutput::from_json(json.into_owned())),
+            count,
+        )
+    };
+    let count = u32::try_from(count).unwrap_or(u32::MAX);
+    match (redacted, output.page()) {
+        (None, _) => (output, count),
+        (Some(redacted), Some(page)) => (redacted.with_page(page.clone()), count),
+        (Some(redacted), None) => (redacted, count),
+    }
+}
+
 /// Applies the output policy to an error: its message and hint redacted and cut to the limit
 /// like an output, its details redacted (each string in them) and left out when over the
 /// limit.
