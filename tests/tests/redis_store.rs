@@ -651,6 +651,7 @@ fn pending(session: &str, request_id: &str) -> PendingApproval {
         tool: "refund".into(),
         version: Some("2".into()),
         arguments: json!({"order": "A-1024", "amount": 20}),
+        sealed_arguments: "v1.sealed".to_owned().into(),
         arguments_digest: "digest".into(),
         reason: "refunds need a person".into(),
         risk: RiskLevel::Write,

@@ -132,7 +132,7 @@ pub use gates::{
     Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditDecision, AuditError,
     AuditRecord, AuditSink, AuditSummary, Compare, DecisionError, DecisionKeys, JsonlAudit,
     MemoryApprovalStore, MemoryAudit, PendingApproval, Policy, PolicyFileError, Preview, Scope,
-    SignedDecision, verify_audit,
+    SealedArguments, SignedDecision, verify_audit,
 };
 #[cfg(feature = "redis")]
 pub use idempotency::RedisStore;

@@ -73,9 +73,27 @@ impl<D: Any + Send + Sync> Shared<D> {
             output::shape_error(error, &policy).0
         };
         let (planned, first) = self.plan(&session, call, context).map_err(reject)?;
+
+        // The scheduler's rule, for calls a tool makes: before the gates, so that nobody is
+        // asked to approve a call that could never run.
+        let parent_alone = self
+            .registry
+            .get(parent.tool_name())
+            .is_some_and(|tool| !tool.spec().execution().parallel_safe());
+        if !planned.parallel_safe() && !parent_alone {
+            return Err(ToolError::new(
+                ErrorKind::NestedCallRefused,
+                format!(
+                    "tool `{}` runs alongside other calls and cannot call `{tool_name}`, which must run alone",
+                    parent.tool_name()
+                ),
+            )
+            .with_hint(format!("call `{tool_name}` directly, not through another tool")));
+        }
+
         // The gates, as for a call the model makes.
         let edited;
-        let (planned, first) = match self.admit(&session, &planned, false).await {
+        let (planned, first) = match self.admit(&session, &planned).await {
             Ok(None) => (planned, first),
             Ok(Some(value)) => {
                 drop((planned, first));
@@ -96,22 +114,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             Err(error) => return Err(reject(error)),
         };
 
-        // The scheduler's rule, for calls a tool makes.
-        let parent_alone = self
-            .registry
-            .get(parent.tool_name())
-            .is_some_and(|tool| !tool.spec().execution().parallel_safe());
         let alone = !planned.parallel_safe() || !planned.tool.spec().resource_list().is_empty();
-        if !planned.parallel_safe() && !parent_alone {
-            return Err(ToolError::new(
-                ErrorKind::NestedCallRefused,
-                format!(
-                    "tool `{}` runs alongside other calls and cannot call `{tool_name}`, which must run alone",
-                    parent.tool_name()
-                ),
-            )
-            .with_hint(format!("call `{tool_name}` directly, not through another tool")));
-        }
 
         let span = call_span(&planned, depth, None);
         let order = parent.nested_calls();

@@ -10,11 +10,11 @@ use tool_core::{ErrorKind, ToolError};
 
 use crate::call::{Arguments, Session, ToolCall};
 use crate::gates::{
-    Approval, AuditDecision, CallIdentity, DecisionClaims, DecisionError, PendingApproval,
-    SignedDecision, decision,
+    Approval, AuditDecision, CallIdentity, DecisionClaims, DecisionError, DecisionKeys,
+    PendingApproval, SignedDecision, decision, seal,
 };
 use crate::observation::TurnReport;
-use crate::runtime::Runtime;
+use crate::runtime::{Answered, Runtime};
 
 impl<D: Any + Send + Sync> Runtime<D> {
     /// The session's calls waiting for a person's decision, oldest first.
@@ -76,7 +76,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let shared = &*self.shared;
         let keys = shared.gates.keys.as_ref();
         let mut calls = Vec::new();
-        let mut approved = Vec::new();
+        let mut answered = Vec::new();
         let mut refused = Vec::new();
         for (position, signed) in decisions.as_ref().iter().enumerate() {
             // A decision this runtime signed names its call; one it cannot read names nothing.
@@ -89,7 +89,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 Some(keys) => match decision::verify(keys, signed, SystemTime::now()) {
                     Ok(claims) => {
                         claimed_call = Some((claims.call_id.clone(), claims.tool.clone()));
-                        self.claim(session, claims).await
+                        self.claim(session, keys, claims).await
                     }
                     Err(error) => Err(ToolError::new(
                         ErrorKind::InvalidDecision,
@@ -98,11 +98,10 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 },
             };
             match checked {
-                Ok((pending, Approval::Deny(reason))) => {
+                Ok(Claimed::Denied { pending, reason }) => {
                     // A person's decision counts as theirs made at once would: a denial
                     // towards the breaker, an approval resetting it.
                     shared.gates.breaker.denied(session.id());
-                    self.audit_resume(session, &pending, &format!("denied: {reason}"));
                     refused.push(shared.rejected(
                         session.id(),
                         &Arc::from(pending.call_id.as_str()),
@@ -110,25 +109,23 @@ impl<D: Any + Send + Sync> Runtime<D> {
                         crate::gates::denied(&reason),
                     ));
                 }
-                Ok((pending, approval)) => {
+                Ok(Claimed::Approved {
+                    pending,
+                    arguments,
+                    edited,
+                }) => {
                     shared.gates.breaker.reset(session.id());
-                    let arguments = match approval {
-                        Approval::ApproveWith(edited) => {
-                            self.audit_resume(session, &pending, "approved with edits");
-                            edited
-                        }
-                        _ => {
-                            self.audit_resume(session, &pending, "approved");
-                            pending.arguments
-                        }
-                    };
                     let mut call =
                         ToolCall::new(pending.call_id, pending.tool, Arguments::Value(arguments));
                     if let Some(key) = pending.idempotency_key {
                         call = call.with_idempotency_key(key);
                     }
                     calls.push(call);
-                    approved.push(true);
+                    answered.push(if edited {
+                        Answered::Edited
+                    } else {
+                        Answered::AsSent
+                    });
                 }
                 Err(error) => {
                     tracing::warn!(position, kind = %error.kind(), "a decision was refused");
@@ -156,18 +153,22 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 }
             }
         }
-        let mut report = self.run_resumed(session, &calls, &approved).await;
+        let mut report = self.run_resumed(session, &calls, &answered).await;
         report.observations.extend(refused);
         report
     }
 
-    /// Checks verified claims against the session and the pending call, then consumes the
-    /// pending call: only the first resume gets it.
+    /// Checks verified claims against the session and the pending call, opens its sealed
+    /// arguments, writes the decision's audit line, then consumes the pending call: only the
+    /// first resume gets it. A decision refused before it is consumed (its line could not be
+    /// written, the store could not be read, its arguments could not be opened) can be handed
+    /// back again.
     async fn claim(
         &self,
         session: &Session,
+        keys: &DecisionKeys,
         claims: DecisionClaims,
-    ) -> Result<(PendingApproval, Approval), ToolError> {
+    ) -> Result<Claimed, ToolError> {
         let invalid = |why: &str| {
             ToolError::new(
                 ErrorKind::InvalidDecision,
@@ -203,29 +204,131 @@ impl<D: Any + Send + Sync> Runtime<D> {
         {
             return Err(invalid("it was made for another call or other arguments"));
         }
-        let Some(pending) = store
-            .take(session.id(), &claims.request_id)
-            .await
-            .map_err(unavailable)?
-        else {
-            return Err(invalid("it was used already"));
+        let binding = seal::Binding {
+            request_id: &pending.request_id,
+            session: &pending.session,
+            call_id: &pending.call_id,
+            tool: &pending.tool,
+            arguments_digest: &pending.arguments_digest,
         };
-        Ok((pending, claims.approval))
-    }
-
-    fn audit_resume(&self, session: &Session, pending: &PendingApproval, reason: &str) {
+        let kept = seal::open(keys, &pending.sealed_arguments, &binding, SystemTime::now())
+            .map_err(|error| {
+                tracing::error!(%error, "the arguments of a pending call could not be opened");
+                invalid("the pending call's arguments cannot be opened with this runtime's keys")
+            })?;
         let identity = CallIdentity {
             session,
             call_id: &pending.call_id,
             tool: &pending.tool,
             version: pending.version.as_deref(),
         };
-        self.shared.gates.note(
-            &identity,
-            Some(&pending.arguments_digest),
-            AuditDecision::Resume,
-            reason,
-            Some(&pending.request_id),
-        );
+        let gates = &self.shared.gates;
+        let redactor = &self.shared.redactor;
+        let claimed = match claims.approval {
+            Approval::Deny(reason) => {
+                gates.note(
+                    &identity,
+                    Some(&pending.arguments_digest),
+                    AuditDecision::Resume,
+                    &format!("denied: {reason}"),
+                    Some(&pending.request_id),
+                );
+                Claimed::Denied {
+                    pending: pending.clone(),
+                    reason,
+                }
+            }
+            approval => {
+                let (arguments, edited, why) = match approval {
+                    // Edited from the redacted arguments a person was shown: what they left
+                    // as shown is the real value again; a placeholder left elsewhere stands
+                    // for nothing and is the person's mistake, as for an edit given at once.
+                    Approval::ApproveWith(edits) => {
+                        let edits = crate::gates::restore_redacted(edits, &kept, redactor);
+                        if let Some(field) = crate::gates::placeholder_left(&edits, &kept) {
+                            let reason = format!(
+                                "the edited arguments hold a redacted placeholder at `{field}`, \
+                                 which stands for nothing there: edit the whole value or leave \
+                                 it as shown"
+                            );
+                            gates.note(
+                                &identity,
+                                Some(&pending.arguments_digest),
+                                AuditDecision::Resume,
+                                &format!("denied: {reason}"),
+                                Some(&pending.request_id),
+                            );
+                            return self
+                                .consume(
+                                    session,
+                                    &claims.request_id,
+                                    Claimed::Denied {
+                                        pending: pending.clone(),
+                                        reason,
+                                    },
+                                )
+                                .await;
+                        }
+                        (edits, true, "approved with edits")
+                    }
+                    _ => (kept, false, "approved"),
+                };
+                // The line first: a decision whose line cannot be written is not consumed,
+                // and its call does not run (as for an approval given at once).
+                gates.record(
+                    &identity,
+                    Some(&pending.arguments_digest),
+                    None,
+                    redactor,
+                    AuditDecision::Resume,
+                    why,
+                    Some(&pending.request_id),
+                )?;
+                Claimed::Approved {
+                    pending: pending.clone(),
+                    arguments,
+                    edited,
+                }
+            }
+        };
+        self.consume(session, &claims.request_id, claimed).await
     }
+
+    /// Takes the pending call out of the store: only the first resume gets it.
+    async fn consume(
+        &self,
+        session: &Session,
+        request_id: &str,
+        claimed: Claimed,
+    ) -> Result<Claimed, ToolError> {
+        let refused = |why: &str| {
+            ToolError::new(
+                ErrorKind::InvalidDecision,
+                format!("the decision was refused: {why}"),
+            )
+        };
+        match self.shared.gates.store.take(session.id(), request_id).await {
+            Ok(Some(_)) => Ok(claimed),
+            Ok(None) => Err(refused("it was used already")),
+            Err(error) => {
+                tracing::error!(%error, "the approval store could not be read");
+                Err(refused("the approval store is unavailable; try again"))
+            }
+        }
+    }
+}
+
+/// A decision checked and its pending call consumed.
+enum Claimed {
+    /// A person denied the call.
+    Denied {
+        pending: PendingApproval,
+        reason: String,
+    },
+    /// A person approved it; it runs with `arguments` (edited or not).
+    Approved {
+        pending: PendingApproval,
+        arguments: serde_json::Value,
+        edited: bool,
+    },
 }

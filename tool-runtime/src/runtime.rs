@@ -145,12 +145,12 @@ impl<D: Any + Send + Sync> Runtime<D> {
             .await
     }
 
-    /// Runs calls resumed by signed decisions; `approved[i]`: call `i`'s ask was answered.
+    /// Runs calls resumed by signed decisions; `answered[i]`: how a person answered call `i`.
     pub(crate) async fn run_resumed(
         &self,
         session: &Session,
         calls: &[ToolCall],
-        approved: &[bool],
+        answered: &[Answered],
     ) -> TurnReport {
         let span = tracing::info_span!(
             "tool_turn",
@@ -158,7 +158,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
             calls = calls.len(),
             resumed = true
         );
-        self.run_turn(session, calls, None, approved)
+        self.run_turn(session, calls, None, answered)
             .instrument(span)
             .await
     }
@@ -168,7 +168,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         session: &Session,
         calls: &[ToolCall],
         cancel: Option<&CancellationToken>,
-        approved: &[bool],
+        answered: &[Answered],
     ) -> TurnReport {
         let shared = &*self.shared;
         let started = Instant::now();
@@ -205,10 +205,17 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
+            let answer = answered.get(index).copied().unwrap_or(Answered::No);
             // The policy decides at once; only an `ask` waits for a person (below).
             let planned_call = shared
                 .plan(gate_session, CallRef::of(index, call), |tool| {
                     context_of(index, tool)
+                })
+                // Arguments a person edited that do not validate are that person's mistake:
+                // a denial naming the field, as for an edit given at once.
+                .map_err(|error| match answer {
+                    Answered::Edited => gates::edit_refused(error),
+                    _ => error,
                 })
                 .and_then(|(plan, first)| {
                     let identity = plan.identity(gate_session);
@@ -217,13 +224,14 @@ impl<D: Any + Send + Sync> Runtime<D> {
                         plan.tool.spec(),
                         plan.arguments,
                         &shared.redactor,
+                        answer != Answered::No,
                     )?;
                     Ok((plan, first, admitted))
                 });
             match planned_call {
                 Ok((plan, first, admitted)) => {
                     if let Admitted::Ask(reason) = admitted
-                        && !approved.get(index).copied().unwrap_or(false)
+                        && answer == Answered::No
                     {
                         asks.push((index, reason));
                     }
@@ -380,6 +388,17 @@ impl<D: Any + Send + Sync> Runtime<D> {
             elapsed: started.elapsed(),
         }
     }
+}
+
+/// How a person already answered a call that asks, before its turn (a signed decision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// Nobody did: an ask goes to the approver.
+    No,
+    /// Approved as it was sent.
+    AsSent,
+    /// Approved with the arguments the person edited (the call's arguments).
+    Edited,
 }
 
 impl<D: Any + Send + Sync> Shared<D> {

@@ -46,6 +46,7 @@ use tool_core::BoxFuture;
 use tool_core::RiskLevel;
 
 use super::approval::{Approval, Preview};
+use super::seal::SealedArguments;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -211,9 +212,14 @@ impl DecisionKeys {
         &self.current.id
     }
 
+    /// The id and secret of the key that signs (and seals).
+    pub(super) fn signing_key(&self) -> (&str, &[u8]) {
+        (&self.current.id, &self.current.secret)
+    }
+
     /// The secret `kid` names, if it is accepted at `now`: the current key, or a previous one
     /// whose grace has not passed.
-    fn secret_for(&self, kid: &str, now: SystemTime) -> Result<&[u8], DecisionError> {
+    pub(super) fn secret_for(&self, kid: &str, now: SystemTime) -> Result<&[u8], DecisionError> {
         if self.current.id == kid {
             return Ok(&self.current.secret);
         }
@@ -274,8 +280,14 @@ pub struct PendingApproval {
     pub tool: String,
     /// The tool's version.
     pub version: Option<String>,
-    /// The validated arguments.
+    /// The validated arguments, secrets redacted: what a person deciding sees (as in an
+    /// [`ApprovalRequest`](super::ApprovalRequest)). An edit made from them keeps the secrets
+    /// it leaves as shown.
     pub arguments: Value,
+    /// The validated arguments as they will run, sealed: only a runtime with the same
+    /// [`DecisionKeys`] opens them, for this request only. The store never holds a secret of
+    /// them in clear.
+    pub sealed_arguments: SealedArguments,
     /// SHA-256 (hex) of the canonical arguments.
     pub arguments_digest: String,
     /// Why the policy asked.
@@ -1166,6 +1178,17 @@ mod tests {
             tool: "refund".into(),
             version: None,
             arguments_digest: arguments_digest(&arguments),
+            sealed_arguments: crate::gates::seal::seal(
+                &DecisionKeys::new("k", [1_u8; 32].to_vec()),
+                &crate::gates::seal::Binding {
+                    request_id,
+                    session,
+                    call_id: "call",
+                    tool: "refund",
+                    arguments_digest: "",
+                },
+                &arguments,
+            ),
             arguments,
             reason: "refunds need a person".into(),
             risk: RiskLevel::Write,

@@ -19,6 +19,7 @@ mod path;
 mod policy;
 mod policy_file;
 mod scope;
+pub(crate) mod seal;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub(crate) use path::edit_refused;
 pub use policy::{Action, Compare, Policy};
 pub use policy_file::PolicyFileError;
 pub use scope::{__labels_unique, Scope};
+pub use seal::SealedArguments;
 
 use crate::call::{Arguments, Session};
 use crate::output::redact::Redactor;
@@ -155,13 +157,16 @@ impl Gates {
             && self.policy.decide(spec, session.principal(), None).action != Action::Deny
     }
 
-    /// The policy gate, after the arguments passed validation.
+    /// The policy gate, after the arguments passed validation. `answered`: a person already
+    /// approved the call (at once, with or without edits, or by a signed decision): the
+    /// refusal breaker, which stops what nobody approved, lets it through; a deny still wins.
     pub(crate) fn decide(
         &self,
         identity: &CallIdentity<'_>,
         spec: &ToolSpec,
         arguments: &Arguments,
         redactor: &Redactor,
+        answered: bool,
     ) -> Result<Admitted, ToolError> {
         let session = identity.session;
         let read_only = spec.execution().read_only;
@@ -195,7 +200,10 @@ impl Gates {
             .ok();
             return Err(denied(&verdict.reason(spec)));
         }
-        if (verdict.action == Action::Ask || !read_only) && self.breaker.tripped(session.id()) {
+        if !answered
+            && (verdict.action == Action::Ask || !read_only)
+            && self.breaker.tripped(session.id())
+        {
             return Err(self.breaker_refusal(identity));
         }
         match verdict.action {

@@ -9,6 +9,7 @@ use serde_json::Value;
 use tool_core::{ErrorKind, ToolError};
 
 use super::decision::{self, PendingApproval};
+use super::seal;
 use super::{
     Admitted, Approval, ApprovalRequest, AuditDecision, CallIdentity, arguments_value, denied,
     redact_value,
@@ -41,27 +42,26 @@ pub(crate) fn edit_refused(error: ToolError) -> ToolError {
 impl<D: Any + Send + Sync> Shared<D> {
     /// The policy gate and, when it asks, the approval gate. `Ok(None)`: the call runs as
     /// planned; `Ok(Some(arguments))`: it runs with the arguments a person edited, once they
-    /// pass planning again. `approved`: a signed decision already approved this call.
+    /// pass planning again.
     pub(crate) async fn admit(
         &self,
         session: &Session,
         plan: &Planned<'_>,
-        approved: bool,
     ) -> Result<Option<Value>, ToolError> {
         let identity = plan.identity(session);
         let spec = plan.tool.spec();
         match self
             .gates
-            .decide(&identity, spec, plan.arguments, &self.redactor)?
+            .decide(&identity, spec, plan.arguments, &self.redactor, false)?
         {
             Admitted::Run => Ok(None),
-            Admitted::Ask(_) if approved => Ok(None),
             Admitted::Ask(reason) => self.ask(&identity, plan, reason).await,
         }
     }
 
     /// The policy again, for arguments a person edited: a deny is still final; an ask was
-    /// answered by that person.
+    /// answered by that person, and so is the refusal breaker (an edit approved is an
+    /// approval, whatever was denied after it).
     pub(crate) fn admit_edited(
         &self,
         session: &Session,
@@ -69,7 +69,13 @@ impl<D: Any + Send + Sync> Shared<D> {
     ) -> Result<(), ToolError> {
         let identity = plan.identity(session);
         self.gates
-            .decide(&identity, plan.tool.spec(), plan.arguments, &self.redactor)
+            .decide(
+                &identity,
+                plan.tool.spec(),
+                plan.arguments,
+                &self.redactor,
+                true,
+            )
             .map(|_| ())
     }
 
@@ -181,30 +187,45 @@ impl<D: Any + Send + Sync> Shared<D> {
                 Ok(Some(edited))
             }
             Approval::Deny(why) => Err(refuse(AuditDecision::Deny, &why)),
-            Approval::Pending => {
-                self.defer(identity, plan, arguments, digest, reason, request.preview)
-                    .await
-            }
+            Approval::Pending => self.defer(identity, plan, arguments, digest, request).await,
         }
     }
 
-    /// Keeps a call a person will decide later; its answer is `approval_pending`.
+    /// Keeps a call a person will decide later; its answer is `approval_pending`. The store
+    /// gets the arguments redacted (what the person sees, as in `request`) and sealed (what
+    /// runs).
     async fn defer(
         &self,
         identity: &CallIdentity<'_>,
         plan: &Planned<'_>,
         arguments: Value,
         digest: String,
-        reason: String,
-        preview: Option<super::Preview>,
+        request: ApprovalRequest,
     ) -> Result<Option<Value>, ToolError> {
         let gates = &self.gates;
-        if gates.keys.is_none() {
+        let Some(keys) = &gates.keys else {
             let why = "a person must approve this call later, and this runtime cannot resume calls (no decision keys)";
             gates.note(identity, Some(&digest), AuditDecision::Deny, why, None);
             return Err(denied(why));
-        }
+        };
+        let ApprovalRequest {
+            arguments: shown,
+            reason,
+            preview,
+            ..
+        } = request;
         let request_id = crate::hex::random_token();
+        let sealed_arguments = seal::seal(
+            keys,
+            &seal::Binding {
+                request_id: &request_id,
+                session: identity.session.id(),
+                call_id: identity.call_id,
+                tool: identity.tool,
+                arguments_digest: &digest,
+            },
+            &arguments,
+        );
         let pending = PendingApproval {
             request_id: request_id.clone(),
             session: identity.session.id().to_owned(),
@@ -215,7 +236,8 @@ impl<D: Any + Send + Sync> Shared<D> {
             call_id: identity.call_id.to_owned(),
             tool: identity.tool.to_owned(),
             version: identity.version.map(str::to_owned),
-            arguments,
+            arguments: shown,
+            sealed_arguments,
             arguments_digest: digest.clone(),
             reason: reason.clone(),
             risk: plan.tool.spec().risk(),
