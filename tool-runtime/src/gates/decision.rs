@@ -1178,17 +1178,7 @@ mod tests {
             tool: "refund".into(),
             version: None,
             arguments_digest: arguments_digest(&arguments),
-            sealed_arguments: crate::gates::seal::seal(
-                &DecisionKeys::new("k", [1_u8; 32].to_vec()),
-                &crate::gates::seal::Binding {
-                    request_id,
-                    session,
-                    call_id: "call",
-                    tool: "refund",
-                    arguments_digest: "",
-                },
-                &arguments,
-            ),
+            sealed_arguments: SealedArguments::from("v1.sealed".to_owned()),
             arguments,
             reason: "refunds need a person".into(),
             risk: RiskLevel::Write,
