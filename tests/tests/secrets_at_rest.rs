@@ -67,6 +67,16 @@ async fn rename_integration(
     format!("renamed {name}")
 }
 
+/// Imports contacts, a page at a time; the next page's cursor is a token.
+#[tool(stateful, pagination)]
+async fn import_contacts(
+    /// Where to start.
+    cursor: Option<String>,
+) -> tool_runtime::Page<String> {
+    let _ = cursor;
+    tool_runtime::Page::new(vec!["ada".to_owned()], Some(format!("next:{SECRET}")))
+}
+
 /// A memory store that keeps a copy of every result it is asked to keep.
 #[derive(Default)]
 struct Recording {
@@ -118,7 +128,12 @@ fn runtime(store: Arc<Recording>) -> (Runtime<Backend>, Arc<Backend>) {
     let backend = Arc::new(Backend::default());
     let runtime = Runtime::builder_shared(Arc::clone(&backend))
         .inventory(false)
-        .tools(tools![create_integration, write_note, rename_integration])
+        .tools(tools![
+            create_integration,
+            write_note,
+            rename_integration,
+            import_contacts
+        ])
         .idempotency(store)
         .build();
     match runtime {
@@ -241,4 +256,29 @@ async fn the_key_a_tool_forwards_is_its_own_across_sessions_and_tools() {
         .map(|keys| keys.clone())
         .unwrap_or_default();
     assert_eq!(again_keys.first(), keys.first(), "stable for the same call");
+}
+
+#[tokio::test]
+async fn a_page_cursor_that_is_a_token_rests_redacted_and_replays_as_shown() {
+    let store = Arc::new(Recording::default());
+    let (runtime, _) = runtime(Arc::clone(&store));
+    let session = Session::new("s");
+    let first = runtime
+        .execute(&session, [ToolCall::new("1", "import_contacts", json!({}))])
+        .await;
+    let again = runtime
+        .execute(&session, [ToolCall::new("2", "import_contacts", json!({}))])
+        .await;
+    let (first, again) = (&first.observations()[0], &again.observations()[0]);
+    assert!(again.replayed(), "{again:?}");
+    let content = first.content().unwrap_or_default();
+    assert!(!content.contains(SECRET), "{content}");
+    assert_eq!(again.content(), first.content());
+    let kept = kept(&store);
+    assert_eq!(kept.len(), 1);
+    assert!(
+        kept.iter()
+            .all(|kept| !kept.page.as_deref().unwrap_or_default().contains(SECRET)),
+        "{kept:?}"
+    );
 }

@@ -162,11 +162,24 @@ pub(crate) fn redacted(output: ToolOutput, redactor: &Redactor) -> (ToolOutput, 
             count,
         )
     };
-    let count = u32::try_from(count).unwrap_or(u32::MAX);
-    match (redacted, output.page()) {
-        (None, _) => (output, count),
-        (Some(redacted), Some(page)) => (redacted.with_page(page.clone()), count),
-        (Some(redacted), None) => (redacted, count),
+    let mut count = u32::try_from(count).unwrap_or(u32::MAX);
+    // A page's cursor can be a token, as the page notice can.
+    let page = output.page().and_then(|page| {
+        let cursor = page.next_cursor.as_deref()?;
+        let (cursor, found) = redactor.redact(cursor);
+        (found > 0).then(|| {
+            count = count.saturating_add(u32::try_from(found).unwrap_or(u32::MAX));
+            let mut page = page.clone();
+            page.next_cursor = Some(cursor.into_owned());
+            page
+        })
+    });
+    match (redacted, page, output.page()) {
+        (None, None, _) => (output, count),
+        (None, Some(page), _) => (output.with_page(page), count),
+        (Some(redacted), Some(page), _) => (redacted.with_page(page), count),
+        (Some(redacted), None, Some(page)) => (redacted.with_page(page.clone()), count),
+        (Some(redacted), None, None) => (redacted, count),
     }
 }
 
