@@ -13,7 +13,7 @@ use crate::artifact_tool;
 use crate::call::Session;
 use crate::dynamic::{DynamicTool, DynamicToolError};
 use crate::gates::{
-    ApprovalStore, Approver, AuditSink, Breaker, DecisionKeys, Gates, Policy, Preview,
+    ApprovalStore, Approver, AuditSink, Breaker, Compare, DecisionKeys, Gates, Policy, Preview,
 };
 use crate::idempotency::{ConcurrentDuplicates, IdempotencyStore, Layer};
 use crate::limits::Limits;
@@ -50,6 +50,48 @@ pub enum BuildError {
         tool: String,
         /// `; did you mean `x`?`, or empty.
         nearest: String,
+    },
+    /// A policy rule names a field its tool's arguments do not have, so it could never hold:
+    /// a misspelt `amout` for `amount`, a path through a value without fields. Displayed as
+    /// ``policy.toml line 12: rule for `transfer` names field `amout`, which the tool's
+    /// arguments do not have (fields: amount, to); did you mean `amount`?``.
+    #[error(
+        "{place}: rule for `{tool}` names field `{field}`, {problem}{}",
+        nearest.as_ref().map(|nearest| format!("; did you mean `{nearest}`?")).unwrap_or_default()
+    )]
+    UnknownField {
+        /// Where the rule is written: `policy.toml line 12` for a policy file,
+        /// `policy line 12` for TOML text, `the policy's rule 2 ("reason")` for a rule in code
+        /// (its position among the policy's rules, and its reason).
+        place: String,
+        /// The tool the rule is for.
+        tool: String,
+        /// The field path the rule names, as written (`address.cty`).
+        field: String,
+        /// What the arguments have instead: `which the tool's arguments do not have (fields:
+        /// amount, to)`, or ``but `amount` is a number, which has no fields``.
+        problem: String,
+        /// The whole path of the nearest field, when one is close (`address.city`).
+        nearest: Option<String>,
+    },
+    /// A policy rule compares a field with a value it can never match: a value of another
+    /// type (`gt` of a string against a number, an `in` list item of another type, `eq` with
+    /// a value the field cannot take), or `contains` on a field that is neither a string nor
+    /// an array. Displayed as ``policy.toml line 14: rule for `transfer` compares `amount` (a
+    /// number) with "1000" (a string) using `gt` ``.
+    #[error("{place}: rule for `{tool}` {problem}")]
+    RuleMismatch {
+        /// Where the rule is written, as for [`BuildError::UnknownField`].
+        place: String,
+        /// The tool the rule is for.
+        tool: String,
+        /// The field path the rule names.
+        field: String,
+        /// How the rule compares.
+        compare: Compare,
+        /// What cannot compare, in words: ``compares `amount` (a number) with "1000" (a
+        /// string) using `gt` ``.
+        problem: String,
     },
     /// A limit is set below its least useful value.
     #[error("limit `{name}` is {value}; it must be at least {min}")]
@@ -246,7 +288,9 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
     /// The policy: which calls run (`auto`), need a person's yes (`ask`) or are refused
     /// (`deny`). Without one: `read` and `write` tools auto, `destructive` ask. Every tool the
     /// policy names must exist, or [`build`](Self::build) fails naming it (and its line, for a
-    /// file): a typo never allows silently.
+    /// file); every rule over a field must name a field of the tool's arguments and compare it
+    /// with a value of its type, or it fails with [`BuildError::UnknownField`] or
+    /// [`BuildError::RuleMismatch`]: a typo never allows silently.
     pub fn policy(mut self, policy: Policy) -> Self {
         self.gates.policy = policy;
         self
@@ -452,7 +496,8 @@ fn check_limits(limits: &Limits) -> Result<(), BuildError> {
     )
 }
 
-/// Every tool the policy and the previews name exists: a typo never allows silently.
+/// Every tool the policy and the previews name exists, and every rule over a field can hold
+/// for its tool: a typo never allows silently.
 fn check_gates(gates: &Gates, registry: &Registry) -> Result<(), BuildError> {
     let names: Vec<&str> = registry.names().collect();
     let unknown = |tool: &str, place: String| {
@@ -479,5 +524,8 @@ fn check_gates(gates: &Gates, registry: &Registry) -> Result<(), BuildError> {
             return Err(unknown(tool, "a preview".to_owned()));
         }
     }
-    Ok(())
+    // Rules over fields, against the input schemas (dynamic tools' included).
+    gates
+        .policy
+        .check_rules(|tool| registry.get(tool).map(|tool| tool.spec().input_schema()))
 }

@@ -10,16 +10,24 @@
 //!
 //! Steps 3 and 4 can only make a decision stricter (`auto` < `ask` < `deny`): the strictest
 //! answer wins, so no rule or role can turn a deny into an allow.
+//!
+//! When the runtime is built, every tool the policy names must exist, and every rule over a
+//! field must be able to hold for its tool's input schema ([`fields`]): a typo is an error,
+//! never a rule that silently never holds.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::{RiskLevel, ToolSpec};
 
+use crate::builder::BuildError;
 use crate::call::Principal;
+
+mod fields;
 
 /// What the policy says about a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -51,10 +59,14 @@ impl fmt::Display for Action {
 }
 
 /// How a rule compares an argument with its value.
+///
+/// No comparison, `ne` included, matches an argument that is absent or `null`. When the
+/// runtime is built, the value must be able to compare with the field as the tool's input
+/// schema describes it (see [`Policy::rule_field`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compare {
-    /// Equal (numbers by value: `1` equals `1.0`).
+    /// Equal (numbers by value: `1` equals `1.0`; anything else as JSON).
     Eq,
     /// Not equal.
     Ne,
@@ -66,12 +78,37 @@ pub enum Compare {
     Lt,
     /// Less than or equal.
     Le,
-    /// The argument is one of the values of an array.
+    /// The argument is one of the values of an array (equal as with `Eq`).
     In,
-    /// The argument (a string or an array) contains the value.
+    /// The argument (a string or an array) contains the value: a part of the string, or an
+    /// item of the array (equal as with `Eq`).
     Contains,
     /// The argument is present and not null.
     Present,
+}
+
+impl Compare {
+    /// The name a policy file gives it: `eq`, `ne`, `gt`, `ge`, `lt`, `le`, `in`, `contains`,
+    /// `present`.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Compare::Eq => "eq",
+            Compare::Ne => "ne",
+            Compare::Gt => "gt",
+            Compare::Ge => "ge",
+            Compare::Lt => "lt",
+            Compare::Le => "le",
+            Compare::In => "in",
+            Compare::Contains => "contains",
+            Compare::Present => "present",
+        }
+    }
+}
+
+impl fmt::Display for Compare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// When a rule applies.
@@ -109,6 +146,9 @@ pub(crate) struct Rule {
     pub(crate) reason: String,
     /// Where the rule was written, for errors naming it.
     pub(crate) line: Option<usize>,
+    /// The lines of its `field` and `value` in a file, for errors about either.
+    pub(crate) field_line: Option<usize>,
+    pub(crate) value_line: Option<usize>,
 }
 
 /// What the policy says about one tool.
@@ -132,8 +172,17 @@ pub(crate) struct RoleRule {
 
 /// Which calls run, which need a person's yes, and which are refused.
 ///
-/// Built in code or read from a TOML file ([`Policy::from_toml_str`]); tool names are
-/// checked when the runtime is built, so a typo is an error, never a silent allow.
+/// Built in code or read from a TOML file ([`Policy::from_toml_str`]). Both are checked
+/// when the runtime is built ([`RuntimeBuilder::build`](crate::RuntimeBuilder::build)), so a
+/// typo is an error, never a silent allow:
+/// - every tool the policy names must exist ([`BuildError::UnknownTool`]);
+/// - every rule over a field ([`Policy::rule_field`], `[[rules]]` in a file) must name a field
+///   of the tool's input schema ([`BuildError::UnknownField`], with the nearest field's name),
+///   and its value must be able to compare with that field ([`BuildError::RuleMismatch`]).
+///
+/// Errors name the rule by its line for a file, and by its position among the policy's rules
+/// and its reason for a rule written in code. Rules written as closures ([`Policy::rule`]) are
+/// not checked: nothing can see inside them.
 ///
 /// ```
 /// use tool_runtime::{Action, Compare, Policy, RiskLevel};
@@ -152,6 +201,8 @@ pub struct Policy {
     pub(crate) tools: BTreeMap<String, ToolRule>,
     pub(crate) roles: Vec<RoleRule>,
     pub(crate) rules: Vec<Rule>,
+    /// The file the policy was read from, for errors naming a line of it.
+    pub(crate) file: Option<PathBuf>,
 }
 
 impl Default for Policy {
@@ -162,6 +213,7 @@ impl Default for Policy {
             tools: BTreeMap::new(),
             roles: Vec::new(),
             rules: Vec::new(),
+            file: None,
         }
     }
 }
@@ -274,7 +326,23 @@ impl Policy {
 
     /// A rule: when the argument at `path` (dotted: `address.country`) compares with `value`,
     /// the call gets `action` with `reason`. Rules read the validated arguments as the tool
-    /// does: a left-out field with a default has its default.
+    /// does: a left-out field with a default has its default. Each step of the path is an
+    /// object's key: a rule does not look inside arrays (`contains` tests an array's items).
+    ///
+    /// Checked when the runtime is built, against the tool's input schema (through `$ref`,
+    /// `anyOf`, `oneOf`, `allOf`, so an `Option` of a struct has its fields):
+    /// - the path must be there, or the build fails with [`BuildError::UnknownField`]
+    ///   naming the nearest field (`amout`: "did you mean `amount`?");
+    /// - the value must be able to compare with the field, or it fails with
+    ///   [`BuildError::RuleMismatch`]: `gt`, `ge`, `lt` and `le` take a number for a number
+    ///   and a string for a string; `eq` a value of the field's type, one of its values for an
+    ///   enum (or `const`); `in` an array of such values (not empty); `contains` a string for a
+    ///   string field, an item's value for an array field, and nothing for other fields.
+    ///   `ne` and `present` take any value.
+    ///
+    /// Where the schema cannot tell (no type, a free-form `serde_json::Value`, a map of any
+    /// keys, `patternProperties`, a reference outside the schema), the rule is accepted: only a
+    /// rule that can never hold is refused.
     #[must_use]
     pub fn rule_field(
         mut self,
@@ -295,6 +363,8 @@ impl Policy {
             action,
             reason: reason.into(),
             line: None,
+            field_line: None,
+            value_line: None,
         });
         self
     }
@@ -315,6 +385,8 @@ impl Policy {
             action,
             reason: reason.into(),
             line: None,
+            field_line: None,
+            value_line: None,
         });
         self
     }
@@ -334,6 +406,55 @@ impl Policy {
             .iter()
             .map(|rule| (rule.tool.as_str(), rule.line));
         tools.chain(roles).chain(rules)
+    }
+
+    /// Every rule over a field can hold for its tool's input schema (`schema_of` gives it, by
+    /// tool name; a tool without one was already refused by name).
+    pub(crate) fn check_rules<'s>(
+        &self,
+        schema_of: impl Fn(&str) -> Option<&'s Value>,
+    ) -> Result<(), BuildError> {
+        for (index, rule) in self.rules.iter().enumerate() {
+            let Condition::Field {
+                path,
+                compare,
+                value,
+            } = &rule.condition
+            else {
+                continue;
+            };
+            let Some(schema) = schema_of(&rule.tool) else {
+                continue;
+            };
+            let place = |line| self.place_of(index, rule, line);
+            fields::check(schema, path, *compare, value).map_err(|problem| match problem {
+                fields::Problem::UnknownField { problem, nearest } => BuildError::UnknownField {
+                    place: place(rule.field_line),
+                    tool: rule.tool.clone(),
+                    field: path.clone(),
+                    problem,
+                    nearest,
+                },
+                fields::Problem::Mismatch(problem) => BuildError::RuleMismatch {
+                    place: place(rule.value_line),
+                    tool: rule.tool.clone(),
+                    field: path.clone(),
+                    compare: *compare,
+                    problem,
+                },
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Where a rule is written: `policy.toml line 12`, `policy line 12` (TOML text), or
+    /// `the policy's rule 2 ("reason")` (in code). `line` is the line of the part at fault.
+    fn place_of(&self, index: usize, rule: &Rule, line: Option<usize>) -> String {
+        match (line.or(rule.line), &self.file) {
+            (Some(line), Some(file)) => format!("{} line {line}", file.display()),
+            (Some(line), None) => format!("policy line {line}"),
+            (None, _) => format!("the policy's rule {} ({:?})", index + 1, rule.reason),
+        }
     }
 
     /// Whether deciding about `tool` needs its arguments as a value.
@@ -426,6 +547,17 @@ impl Condition {
     }
 }
 
+/// Equal as a rule compares: numbers by value (`1` is `1.0`), anything else as JSON.
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y,
+        },
+        _ => a == b,
+    }
+}
+
 fn compare_values(found: Option<&Value>, compare: Compare, expected: &Value) -> bool {
     use std::cmp::Ordering;
     let found = match found {
@@ -439,7 +571,7 @@ fn compare_values(found: Option<&Value>, compare: Compare, expected: &Value) -> 
             _ => None,
         }
     };
-    let equal = || order().map_or(found == expected, Ordering::is_eq);
+    let equal = || same_value(found, expected);
     match compare {
         Compare::Present => true,
         Compare::Eq => equal(),
@@ -450,11 +582,70 @@ fn compare_values(found: Option<&Value>, compare: Compare, expected: &Value) -> 
         Compare::Le => order().is_some_and(Ordering::is_le),
         Compare::In => expected
             .as_array()
-            .is_some_and(|values| values.iter().any(|value| value == found)),
+            .is_some_and(|values| values.iter().any(|value| same_value(value, found))),
         Compare::Contains => match found {
             Value::String(text) => expected.as_str().is_some_and(|part| text.contains(part)),
-            Value::Array(items) => items.contains(expected),
+            Value::Array(items) => items.iter().any(|item| same_value(item, expected)),
             _ => false,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn in_and_contains_compare_numbers_by_value_as_eq_does() {
+        // The arguments a rule reads have integral floats as integers; a policy file may write
+        // `100.0`.
+        for (compare, expected, found) in [
+            (Compare::Eq, json!(100.0), json!(100)),
+            (Compare::In, json!([5, 100.0]), json!(100)),
+            (Compare::In, json!([100]), json!(100.0)),
+            (Compare::Contains, json!(2.0), json!([1, 2, 3])),
+        ] {
+            assert!(
+                compare_values(Some(&found), compare, &expected),
+                "{found} {compare} {expected}"
+            );
+        }
+        assert!(!compare_values(
+            Some(&json!(100)),
+            Compare::In,
+            &json!(["100"])
+        ));
+        assert!(!compare_values(
+            Some(&json!(["a"])),
+            Compare::Contains,
+            &json!("b")
+        ));
+        assert!(!compare_values(None, Compare::Ne, &json!(1)));
+    }
+
+    #[test]
+    fn a_rule_is_placed_by_its_line_in_a_file_and_by_its_position_in_code() {
+        let policy = Policy::new()
+            .rule("t", |_| true, Action::Ask, "a closure")
+            .rule_field("t", "x", Compare::Gt, 1, Action::Deny, "over one");
+        let rule = &policy.rules[1];
+        assert_eq!(
+            policy.place_of(1, rule, None),
+            "the policy's rule 2 (\"over one\")"
+        );
+        let mut from_file = rule.clone();
+        from_file.line = Some(4);
+        assert_eq!(policy.place_of(1, &from_file, Some(6)), "policy line 6");
+        assert_eq!(policy.place_of(1, &from_file, None), "policy line 4");
+        let policy = Policy {
+            file: Some(PathBuf::from("conf/policy.toml")),
+            ..policy
+        };
+        assert_eq!(
+            policy.place_of(1, &from_file, Some(6)),
+            "conf/policy.toml line 6"
+        );
     }
 }

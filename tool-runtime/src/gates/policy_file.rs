@@ -43,7 +43,11 @@
 //!
 //! Every table refuses keys it does not know, so a typo (`acton = "ask"`) is an error, never
 //! an ignored line; every error names the line it is on when it has one. Whether the tools
-//! the file names exist is checked when the runtime is built.
+//! the file names exist, and whether each rule's `field` is one of its tool's arguments and
+//! its `value` can compare with it (`gt` of a string against a number, an `in` list of
+//! another type, `contains` on a number), is checked when the runtime is built: a
+//! [`BuildError`](crate::BuildError) names the file's line, and the nearest field for a
+//! misspelt one.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -148,7 +152,8 @@ impl Policy {
         file.into_policy(lines)
     }
 
-    /// A policy from a TOML file; errors name the file and the line.
+    /// A policy from a TOML file; errors name the file and the line, and so do the
+    /// [`BuildError`](crate::BuildError)s of its rules when the runtime is built.
     pub fn from_toml_file(path: impl AsRef<Path>) -> Result<Self, PolicyFileError> {
         let path = path.as_ref();
         let in_file = |error: PolicyFileError| PolicyFileError {
@@ -161,7 +166,9 @@ impl Policy {
                 format!("cannot be read: {error}"),
             ))
         })?;
-        Self::from_toml_str(&text).map_err(in_file)
+        let mut policy = Self::from_toml_str(&text).map_err(in_file)?;
+        policy.file = Some(path.to_owned());
+        Ok(policy)
     }
 }
 
@@ -314,11 +321,13 @@ impl PolicyFile {
 impl RuleTable {
     fn into_rule(self, line: usize, lines: Lines<'_>) -> Result<Rule, PolicyFileError> {
         let compare = *self.op.get_ref();
-        let op = op_name(compare);
+        let op = compare.as_str();
         let path = self.field.get_ref();
+        let field_line = lines.of(&self.field.span());
+        let mut value_line = lines.of(&self.op.span());
         if path.split('.').any(str::is_empty) {
             return Err(PolicyFileError::at(
-                Some(lines.of(&self.field.span())),
+                Some(field_line),
                 format!("`field` {path:?} is not a dotted path like `amount` or `address.country`"),
             ));
         }
@@ -337,11 +346,10 @@ impl RuleTable {
                 ));
             }
             (_, Some(value)) => {
-                let value_line = Some(lines.of(&value.span()));
-                let value = json_of(value.into_inner())
-                    .map_err(|message| PolicyFileError::at(value_line, message))?;
-                check_value(compare, &value)
-                    .map_err(|message| PolicyFileError::at(value_line, message))?;
+                value_line = lines.of(&value.span());
+                let at = |message| PolicyFileError::at(Some(value_line), message);
+                let value = json_of(value.into_inner()).map_err(at)?;
+                check_value(compare, &value).map_err(at)?;
                 value
             }
         };
@@ -365,13 +373,15 @@ impl RuleTable {
             action: self.action,
             reason,
             line: Some(line),
+            field_line: Some(field_line),
+            value_line: Some(value_line),
         })
     }
 }
 
 /// Refuses a value the comparison could never hold for.
 fn check_value(compare: Compare, value: &Value) -> Result<(), String> {
-    let op = op_name(compare);
+    let op = compare.as_str();
     match compare {
         Compare::In if !value.is_array() => Err(format!(
             "`op = \"in\"` needs an array `value`, like `[\"a\", \"b\"]`; got {value}"
@@ -407,20 +417,6 @@ fn json_of(value: toml::Value) -> Result<Value, String> {
                 .collect::<Result<_, String>>()?,
         ),
     })
-}
-
-const fn op_name(compare: Compare) -> &'static str {
-    match compare {
-        Compare::Eq => "eq",
-        Compare::Ne => "ne",
-        Compare::Gt => "gt",
-        Compare::Ge => "ge",
-        Compare::Lt => "lt",
-        Compare::Le => "le",
-        Compare::In => "in",
-        Compare::Contains => "contains",
-        Compare::Present => "present",
-    }
 }
 
 const fn op_symbol(compare: Compare) -> &'static str {
