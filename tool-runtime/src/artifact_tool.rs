@@ -19,7 +19,7 @@ pub(crate) fn read_artifact(
     let schema = json!({
         "type": "object",
         "properties": {
-            "artifact_id": {"type": "string", "description": "The id a truncation notice named, e.g. \"art-0123456789abcdef\"."},
+            "artifact_id": {"type": "string", "description": "The id a truncation notice named, e.g. \"art-0123456789abcdef0123456789abcdef\"."},
             "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "The first character to read."},
             "limit": {"type": "integer", "minimum": 1, "maximum": max_chars, "description": format!("How many characters to read, at most {max_chars}.")}
         },
