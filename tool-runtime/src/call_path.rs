@@ -21,6 +21,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tool_core::{BoxFuture, ErrorKind, PageInfo, ToolError, ToolFuture, ToolOutput};
 
 use crate::READ_ARTIFACT;
+use crate::gates::{self, AuditTicket};
 use crate::idempotency::{
     self, Claim, ConcurrentDuplicates, Layer, Lookup, SharedFailure, StoreError, StoredResult,
 };
@@ -96,6 +97,13 @@ enum State<'a> {
     NotStarted {
         first: ToolFuture,
         shells: CallShells<'a>,
+    },
+    /// Waiting until the call's decision line is durable: the tool never starts before.
+    Auditing {
+        awaited: Vec<AuditTicket>,
+        first: ToolFuture,
+        shells: CallShells<'a>,
+        started: Instant,
     },
     /// Asking the idempotency store whether the call already ran (or runs now).
     Claiming {
@@ -324,8 +332,47 @@ impl<'a> Path<'a> {
             if self.cancel.is_some_and(CancellationToken::is_cancelled) {
                 return Poll::Ready(Ended::new(Err(cancelled_error()), 0, Duration::ZERO));
             }
-            // The gates ran when the call was planned. Idempotency: a write asks the store
-            // first; everything else starts at once.
+            self.state = State::Auditing {
+                awaited: planned.audit.take(),
+                first,
+                shells,
+                started,
+            };
+        }
+        if let State::Auditing {
+            awaited, started, ..
+        } = &mut self.state
+        {
+            // The gates ran when the call was planned; the line that records their decision
+            // was submitted then, and is durable before the tool starts.
+            while let Some(ticket) = awaited.last_mut() {
+                match Pin::new(ticket).poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(())) => {
+                        awaited.pop();
+                    }
+                    Poll::Ready(Err(error)) => {
+                        tracing::error!(%error, "the audit line could not be written; the call is refused");
+                        let ended =
+                            Ended::new(Err(gates::audit_unavailable()), 0, started.elapsed());
+                        return Poll::Ready(ended);
+                    }
+                }
+            }
+            let State::Auditing {
+                first,
+                shells,
+                started,
+                ..
+            } = std::mem::replace(&mut self.state, State::Done)
+            else {
+                return Poll::Pending;
+            };
+            // The turn may have been cancelled while the line was written.
+            if self.cancel.is_some_and(CancellationToken::is_cancelled) {
+                return Poll::Ready(Ended::new(Err(cancelled_error()), 0, Duration::ZERO));
+            }
+            // Idempotency: a write asks the store first; everything else starts at once.
             self.state = match planned.idempotency.as_deref() {
                 Some(key) => State::Claiming {
                     lookup: self.layer.store.claim(key.key.clone(), key.claim_for),

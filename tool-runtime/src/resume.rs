@@ -139,6 +139,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                         call_id: &call_id,
                         tool: &tool,
                         version: None,
+                        awaited: None,
                     };
                     shared.gates.note(
                         &identity,
@@ -219,6 +220,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
             call_id: &pending.call_id,
             tool: &pending.tool,
             version: pending.version.as_deref(),
+            awaited: None,
         };
         self.shared.gates.note(
             &identity,
