@@ -409,8 +409,8 @@ fn check_line(bytes: &[u8]) -> Result<CheckedLine, LineProblem> {
 ///
 /// Dropping the sink writes what is still queued and stops its writer thread. Lines whose
 /// tickets nobody waits for (outcomes, refusals) may still be queued when a turn returns:
-/// [`AuditSink::flush`] (or `Runtime::flush_audit`) waits for them, before the file is read
-/// by [`verify_audit`] or copied elsewhere.
+/// [`AuditSink::flush`] (or [`Runtime::flush_audit`](crate::Runtime::flush_audit)) waits for
+/// them, before the file is read by [`verify_audit`] or copied elsewhere.
 ///
 /// One `JsonlAudit` should write a file at a time: a batch fails if the file's length is not
 /// what this sink last wrote, so a second writer (or a truncation) is noticed rather than

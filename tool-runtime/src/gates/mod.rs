@@ -252,7 +252,7 @@ impl Gates {
                     // on to the next call.
                     match (ticket.answer_now(), identity.awaited) {
                         (Some(answer), _) => {
-                            answer.map_err(|error| unavailable(identity, &error))?
+                            answer.map_err(|error| unavailable(identity, &error))?;
                         }
                         (None, Some(awaited)) => awaited.push(ticket),
                         // Every planned call has a place for it; a call without one is
