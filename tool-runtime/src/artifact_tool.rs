@@ -19,7 +19,7 @@ pub(crate) fn read_artifact(
     let schema = json!({
         "type": "object",
         "properties": {
-            "artifact_id": {"type": "string", "description": "The id a truncation notice named, e.g. \"art-0123456789abcdef\"."},
+            "artifact_id": {"type": "string", "description": "The id a truncation notice named, e.g. \"art-0123456789abcdef0123456789abcdef\"."},
             "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "The first character to read."},
             "limit": {"type": "integer", "minimum": 1, "maximum": max_chars, "description": format!("How many characters to read, at most {max_chars}.")}
         },
@@ -42,8 +42,16 @@ pub(crate) fn read_artifact(
                 .and_then(|limit| usize::try_from(limit).ok())
                 .unwrap_or(max_chars)
                 .min(max_chars);
-            let content = store
-                .get(ctx.session_id(), &id)
+            // A store that waits on I/O is read on the blocking pool, not on the turn's task.
+            let found = if store.blocks() && tokio::runtime::Handle::try_current().is_ok() {
+                let (session, id) = (ctx.session_id().to_owned(), id.clone());
+                tokio::task::spawn_blocking(move || store.get(&session, &id))
+                    .await
+                    .map_err(ToolError::transient)?
+            } else {
+                store.get(ctx.session_id(), &id)
+            };
+            let content = found
                 .map_err(ToolError::transient)?
                 .ok_or_else(|| {
                     ToolError::failed(format!("there is no artifact `{id}`"))

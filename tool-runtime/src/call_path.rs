@@ -13,6 +13,7 @@ use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -21,11 +22,12 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tool_core::{BoxFuture, ErrorKind, PageInfo, ToolError, ToolFuture, ToolOutput};
 
 use crate::READ_ARTIFACT;
+use crate::gates::{self, AuditTicket};
 use crate::idempotency::{
     self, Claim, ConcurrentDuplicates, Layer, Lookup, SharedFailure, StoreError, StoredResult,
 };
 use crate::observation::{Observation, Outcome};
-use crate::output::artifacts::ArtifactStore;
+use crate::output::artifacts::{ArtifactError, ArtifactStore};
 use crate::output::redact::Redactor;
 use crate::output::{self, OwnedPolicy, Policy, Shaped};
 use crate::plan::Planned;
@@ -105,6 +107,13 @@ enum State<'a> {
         first: ToolFuture,
         shells: CallShells<'a>,
     },
+    /// Waiting until the call's decision line is durable: the tool never starts before.
+    Auditing {
+        awaited: Vec<AuditTicket>,
+        first: ToolFuture,
+        shells: CallShells<'a>,
+        started: Instant,
+    },
     /// Asking the idempotency store whether the call already ran (or runs now).
     Claiming {
         lookup: BoxFuture<'a, Result<Lookup, StoreError>>,
@@ -127,12 +136,14 @@ enum State<'a> {
         // Boxed: only a call that waits in a cancellable turn needs it.
         waiting: Option<Pin<Box<WaitForCancellationFuture<'a>>>>,
     },
-    /// A large output being shaped on the blocking pool.
+    /// An output being shaped on the blocking pool: a large one, or one whose full text goes
+    /// to a store that waits on I/O.
     Shaping {
         shaping: tokio::task::JoinHandle<Shaped>,
         page: Option<Box<PageInfo>>,
         attempts: u32,
         elapsed: Duration,
+        replayed: bool,
     },
     Done,
 }
@@ -337,8 +348,47 @@ impl<'a> Path<'a> {
             if self.cancel.is_some_and(CancellationToken::is_cancelled) {
                 return Poll::Ready(Ended::new(Err(cancelled_error()), 0, Duration::ZERO));
             }
-            // The gates ran when the call was planned. Idempotency: a write asks the store
-            // first; everything else starts at once.
+            self.state = State::Auditing {
+                awaited: planned.audit.take(),
+                first,
+                shells,
+                started,
+            };
+        }
+        if let State::Auditing {
+            awaited, started, ..
+        } = &mut self.state
+        {
+            // The gates ran when the call was planned; the line that records their decision
+            // was submitted then, and is durable before the tool starts.
+            while let Some(ticket) = awaited.last_mut() {
+                match Pin::new(ticket).poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(())) => {
+                        awaited.pop();
+                    }
+                    Poll::Ready(Err(error)) => {
+                        tracing::error!(%error, "the audit line could not be written; the call is refused");
+                        let ended =
+                            Ended::new(Err(gates::audit_unavailable()), 0, started.elapsed());
+                        return Poll::Ready(ended);
+                    }
+                }
+            }
+            let State::Auditing {
+                first,
+                shells,
+                started,
+                ..
+            } = std::mem::replace(&mut self.state, State::Done)
+            else {
+                return Poll::Pending;
+            };
+            // The turn may have been cancelled while the line was written.
+            if self.cancel.is_some_and(CancellationToken::is_cancelled) {
+                return Poll::Ready(Ended::new(Err(cancelled_error()), 0, Duration::ZERO));
+            }
+            // Idempotency: a write asks the store first; everything else starts at once.
             self.state = match planned.idempotency.as_deref() {
                 Some(key) => State::Claiming {
                     lookup: self.layer.store.claim(key.key.clone(), key.claim_for),
@@ -367,7 +417,7 @@ impl<'a> Path<'a> {
                     output,
                     attempts,
                     elapsed,
-                }) => self.output_ready(output, attempts, elapsed, cx),
+                }) => self.output_ready(output, attempts, elapsed, false, cx),
                 Some(AfterRecord::Ended(ended)) => Poll::Ready(ended),
                 None => Poll::Pending,
             };
@@ -377,6 +427,7 @@ impl<'a> Path<'a> {
             page,
             attempts,
             elapsed,
+            replayed,
         } = &mut self.state
         {
             let shaped = match Pin::new(shaping).poll(cx) {
@@ -387,7 +438,9 @@ impl<'a> Path<'a> {
                     format!("the output could not be shaped: {error}"),
                 )),
             };
-            return Poll::Ready(Ended::new(shaped, *attempts, *elapsed));
+            let mut ended = Ended::new(shaped, *attempts, *elapsed);
+            ended.replayed = *replayed;
+            return Poll::Ready(ended);
         }
         let State::Running {
             started,
@@ -427,7 +480,7 @@ impl<'a> Path<'a> {
                         };
                         return self.poll(cx);
                     }
-                    self.output_ready(output, attempts, elapsed, cx)
+                    self.output_ready(output, attempts, elapsed, false, cx)
                 }
                 Err(error) => self.failed(Ended::new(Err(error), attempts, elapsed), cx),
             };
@@ -501,9 +554,8 @@ impl<'a> Path<'a> {
                     output = output.with_page(page);
                 }
                 tracing::info!("answered from the idempotency store");
-                let mut ended = Ended::new(Ok(Output::Raw(output)), 0, elapsed);
-                ended.replayed = true;
-                return Poll::Ready(ended);
+                // Shaped as the first execution's output was: off the turn's task when it must.
+                return self.output_ready(output, 0, elapsed, true, cx);
             }
             Ok(Lookup::Pending) => {
                 if *waited || layer.duplicates == ConcurrentDuplicates::Refuse {
@@ -582,48 +634,89 @@ impl<'a> Path<'a> {
         }
     }
 
-    /// A call that succeeded: a large output is shaped on the blocking pool, so the turn's
-    /// other calls go on.
+    /// A call that succeeded. Its output is shaped on the blocking pool when it is large, so
+    /// the turn's other calls go on, and when its full text would go to an artifact store that
+    /// waits on I/O ([`ArtifactStore::blocks`]), so a slow disk does not hold them up either.
     fn output_ready(
         &mut self,
         output: ToolOutput,
         attempts: u32,
         elapsed: Duration,
+        replayed: bool,
         cx: &mut Context<'_>,
     ) -> Poll<Ended> {
-        let Some(planned) = &self.planned else {
-            return Poll::Pending;
+        let ended = |result| {
+            let mut ended = Ended::new(result, attempts, elapsed);
+            ended.replayed = replayed;
+            Poll::Ready(ended)
         };
-        let shaping = match &self.offload {
-            Some(offload)
-                if output_size(&output) >= output::LARGE_OUTPUT
-                    && tokio::runtime::Handle::try_current().is_ok() =>
-            {
-                let policy = OwnedPolicy::new(
-                    &Policy {
-                        max_chars: offload.max_chars,
-                        redactor: offload.redactor,
-                        artifacts: offload.artifacts.as_ref(),
-                        session: planned.context.get().session_id(),
-                        read_limit: offload.read_limit,
-                        verbatim: offload.verbatim,
-                    },
-                    offload.redactor,
-                    offload.artifacts,
-                );
-                let page = output.page().cloned().map(Box::new);
-                let shaping = tokio::task::spawn_blocking(move || policy.shape(output));
-                State::Shaping {
-                    shaping,
-                    page,
-                    attempts,
-                    elapsed,
-                }
+        let (Some(planned), Some(offload)) = (&self.planned, &self.offload) else {
+            return ended(Ok(Output::Raw(output)));
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return ended(Ok(Output::Raw(output)));
+        }
+        let policy = Policy {
+            max_chars: offload.max_chars,
+            redactor: offload.redactor,
+            artifacts: offload.artifacts.as_ref(),
+            session: planned.context.get().session_id(),
+            read_limit: offload.read_limit,
+            verbatim: offload.verbatim,
+        };
+        let size = output_size(&output);
+        let blocks = offload.artifacts.blocks();
+        if size < output::LARGE_OUTPUT && !(blocks && size > offload.max_chars) {
+            if !blocks {
+                return ended(Ok(Output::Raw(output)));
             }
-            _ => return Poll::Ready(Ended::new(Ok(Output::Raw(output)), attempts, elapsed)),
+            // It fits, unless redaction makes it longer: shaped here with a store that only
+            // notes whether it was needed, and again on the blocking pool when it was.
+            let probe = Probe::default();
+            let page = output.page().cloned().map(Box::new);
+            let shaped = output::shape(
+                output.clone(),
+                &Policy {
+                    artifacts: &probe,
+                    ..policy
+                },
+            );
+            if !probe.asked.load(Ordering::Relaxed) {
+                return ended(Ok(Output::Shaped(Box::new((shaped, page)))));
+            }
+        }
+        let policy = OwnedPolicy::new(&policy, offload.redactor, offload.artifacts);
+        let page = output.page().cloned().map(Box::new);
+        self.state = State::Shaping {
+            shaping: tokio::task::spawn_blocking(move || policy.shape(output)),
+            page,
+            attempts,
+            elapsed,
+            replayed,
         };
-        self.state = shaping;
         self.poll(cx)
+    }
+}
+
+/// An artifact store that keeps nothing and notes whether it was asked to: shaping an output
+/// with it tells, without waiting on a real store, whether the output is cut.
+#[derive(Debug, Default)]
+struct Probe {
+    asked: AtomicBool,
+}
+
+impl ArtifactStore for Probe {
+    fn put(&self, _session: &str, _content: &str) -> Result<String, ArtifactError> {
+        self.asked.store(true, Ordering::Relaxed);
+        Err(ArtifactError::new("kept on the blocking pool"))
+    }
+
+    fn get(&self, _session: &str, _id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
+        Ok(None)
+    }
+
+    fn blocks(&self) -> bool {
+        false
     }
 }
 

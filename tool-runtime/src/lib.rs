@@ -129,10 +129,10 @@ pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
 #[doc(hidden)]
 pub use gates::__labels_unique;
 pub use gates::{
-    Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditDecision, AuditError,
-    AuditRecord, AuditSink, AuditSummary, Compare, DecisionError, DecisionKeys, JsonlAudit,
-    MemoryApprovalStore, MemoryAudit, PendingApproval, Policy, PolicyFileError, Preview, Scope,
-    SealedArguments, SignedDecision, verify_audit,
+    Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditCompleter, AuditDecision,
+    AuditError, AuditRecord, AuditSink, AuditSummary, AuditTicket, Compare, DecisionError,
+    DecisionKeys, JsonlAudit, MemoryApprovalStore, MemoryAudit, PendingApproval, Policy,
+    PolicyFileError, Preview, Scope, SealedArguments, SignedDecision, verify_audit,
 };
 #[cfg(feature = "redis")]
 pub use idempotency::RedisStore;

@@ -15,7 +15,7 @@ use std::time::Duration;
 use tool_core::{CallContext, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
 
 use crate::call::{Arguments, Session, ToolCall};
-use crate::gates::CallIdentity;
+use crate::gates::{AwaitedLines, CallIdentity};
 use crate::idempotency::{CallKey, Layer};
 use crate::limits::{self, Limits};
 use crate::runtime::Shared;
@@ -39,6 +39,8 @@ pub(crate) struct Planned<'a> {
     pub(crate) context: PlannedContext<'a>,
     /// The call's idempotency key, when the layer applies to its tool.
     pub(crate) idempotency: Option<Box<CallKey>>,
+    /// The audit lines the call's path waits for before the tool starts.
+    pub(crate) audit: AwaitedLines,
 }
 
 /// A call's context, owned or shared with the other calls of its turn.
@@ -77,6 +79,7 @@ impl Planned<'_> {
             call_id: self.call_id,
             tool: self.name,
             version: self.version.map(|version| &**version),
+            awaited: Some(&self.audit),
         }
     }
 
@@ -167,6 +170,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             call_id: call.id,
             tool: found.name,
             version: found.version.map(|version| &**version),
+            awaited: None,
         };
         self.gates
             .admit_tool(&identity, tool.spec(), self.artifact_tool)?;
@@ -202,6 +206,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             context,
             tool,
             idempotency,
+            audit: AwaitedLines::default(),
         };
         Ok((plan, first))
     }

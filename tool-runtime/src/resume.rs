@@ -136,6 +136,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                         call_id: &call_id,
                         tool: &tool,
                         version: None,
+                        awaited: None,
                     };
                     shared.gates.note(
                         &identity,
@@ -221,6 +222,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
             call_id: &pending.call_id,
             tool: &pending.tool,
             version: pending.version.as_deref(),
+            awaited: None,
         };
         let gates = &self.shared.gates;
         let redactor = &self.shared.redactor;
@@ -275,15 +277,17 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 };
                 // The line first: a decision whose line cannot be written is not consumed,
                 // and its call does not run (as for an approval given at once).
-                gates.record(
-                    &identity,
-                    Some(&pending.arguments_digest),
-                    None,
-                    redactor,
-                    AuditDecision::Resume,
-                    why,
-                    Some(&pending.request_id),
-                )?;
+                gates
+                    .record(
+                        &identity,
+                        Some(&pending.arguments_digest),
+                        None,
+                        redactor,
+                        AuditDecision::Resume,
+                        why,
+                        Some(&pending.request_id),
+                    )
+                    .await?;
                 Claimed::Approved {
                     pending: pending.clone(),
                     arguments,

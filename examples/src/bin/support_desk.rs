@@ -498,6 +498,13 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
         }
     }
     let tickets = runtime.deps().tickets();
+    // The last lines (outcomes) may still be on their way to the disk.
+    runtime.flush_audit().await.map_err(|error| {
+        Failure::Other(format!(
+            "the audit trail {} could not be written: {error}",
+            audit_path.display()
+        ))
+    })?;
     let summary = verify_audit(audit_path).map_err(|error| {
         Failure::Other(format!(
             "the audit trail {} does not verify: {error}",

@@ -3,15 +3,20 @@
 //! [`JsonlAudit`] appends hash-chained JSON lines to a file (its documentation defines the
 //! format), [`verify_audit`] checks such a file, [`MemoryAudit`] keeps the same lines in memory.
 
+mod ticket;
+
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+pub use ticket::{AuditCompleter, AuditTicket};
 
 /// What was decided about a call (or, for [`AuditDecision::Outcome`], how a write ended).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -68,11 +73,53 @@ pub struct AuditRecord<'a> {
     pub outcome: Option<&'a str>,
 }
 
-/// Where the runtime writes its decisions. An error refuses the write it was recording
-/// (`audit_unavailable`); reads go on.
+/// Where the runtime writes its decisions.
+///
+/// # The contract
+///
+/// The runtime hands every line to [`submit`](AuditSink::submit), in the order of the trail
+/// (a sink keeps lines in the order they were submitted), from the task that plans the turn.
+/// `submit` answers at once with an [`AuditTicket`] that resolves once the line is durable:
+/// planning goes on to the next call without waiting, so a sink can make the lines of many
+/// calls durable together. A ticket resolves `Ok` only once its line is durable, and `Err`
+/// when it never will be.
+///
+/// - A call's decision line (`auto` for a write the policy lets run) is waited for on the
+///   call's path right before the call's tool would start: a call never runs before its line
+///   is durable, and a call whose ticket fails is answered `audit_unavailable` and never runs.
+///   The lines about a person's decision (`ask`, `approve`, `edit`, `pending`) are waited for
+///   where they are written, before the approver is asked or the answer acted on.
+/// - Refusals (`deny`, `out_of_scope`, `not_permitted`, `breaker`), resumes and outcomes are
+///   not waited for (their tickets are dropped), but they are lines of the trail like any
+///   other: a sink writes them, in order.
+/// - Reads the policy lets run write no line.
+///
+/// # Writing a sink
+///
+/// A sink that writes at once (in memory, to a fast local log) implements only
+/// [`record`](AuditSink::record): the default `submit` calls it and answers with its result.
+/// Whatever `record` waits for, the planning task waits for too, once per audited call. A sink
+/// that waits on a disk or a network implements `submit` as well: it queues the line, returns
+/// the ticket from [`AuditTicket::pending`], and completes the [`AuditCompleter`] once the line
+/// is durable, for many lines at a time ([`JsonlAudit`] does this, with a group commit); its
+/// `record` can be `self.submit(record).wait()`.
 pub trait AuditSink: Send + Sync + 'static {
-    /// Writes one record; returns once it is durable.
+    /// Writes one record; returns once it is durable. An error refuses the write the record
+    /// was about (`audit_unavailable`); reads go on.
     fn record(&self, record: &AuditRecord<'_>) -> io::Result<()>;
+
+    /// Submits one record, to be made durable after every record submitted before it; the
+    /// ticket resolves once it is. Must not wait on I/O: it is called on the task that plans
+    /// the turn. Default: [`record`](AuditSink::record), answered at once.
+    fn submit(&self, record: &AuditRecord<'_>) -> AuditTicket {
+        AuditTicket::ready(self.record(record))
+    }
+
+    /// A ticket that resolves once every record submitted before this call is durable (or
+    /// failed). Default: resolved at once, as it is for a sink whose `submit` writes at once.
+    fn flush(&self) -> AuditTicket {
+        AuditTicket::ready(Ok(()))
+    }
 
     /// Whether records should carry the (redacted) arguments.
     fn wants_arguments(&self) -> bool {
@@ -325,7 +372,7 @@ fn check_line(bytes: &[u8]) -> Result<CheckedLine, LineProblem> {
 /// ```
 ///
 /// (one line in the file; broken here for reading). `seq` is the line's 1-based line number in
-/// the file; `time` is the UTC time of the write, RFC 3339 with milliseconds; the record's
+/// the file; `time` is the UTC time the line was submitted, RFC 3339 with milliseconds; the record's
 /// fields follow as [`AuditRecord`] names them, `null` when absent, except `arguments`, which
 /// is left out unless the sink asked for arguments and the record carries them; `decision` is
 /// the snake_case [`AuditDecision`]; `prev` is the `hash` of the line before (64 zeros on the
@@ -345,44 +392,85 @@ fn check_line(bytes: &[u8]) -> Result<CheckedLine, LineProblem> {
 ///
 /// # Writing
 ///
-/// Records are written one at a time (a mutex orders them), each line with a single write and
-/// then `sync_data`, so a line is on disk when [`AuditSink::record`] returns. That happens on
-/// the thread planning the turn: each audited call waits for its line's disk sync (the gates
-/// decide before anything runs). A sink of your own can batch, or write elsewhere, behind the
-/// same trait. A failed write is
-/// rolled back (the file is cut back to its length before it) and returned as an error; if
-/// even that fails, every later record fails too until the file is reopened.
+/// [`AuditSink::submit`] chains a line at once (a mutex orders lines: the chain's order is the
+/// order of submission, and each line's `time` is taken then) and queues it; a writer thread of
+/// the sink's own takes every line queued since its last sync, writes them with one write and
+/// calls `sync_data` once, then resolves all their tickets (a group commit). The task planning a
+/// turn never waits on the disk: a turn of 64 audited writes costs a few syncs, one per batch of
+/// lines that were queued together, not 64 in a row, and each call still starts only once its
+/// own line is on disk. A ticket that resolves `Ok` also means every line submitted before it
+/// is on disk.
 ///
-/// One `JsonlAudit` should write a file at a time: a record fails if the file's length is not
+/// A failed write or sync is rolled back (the file is cut back to its length before the
+/// batch) and fails the batch's tickets and those of every line queued after it (they were
+/// chained on lines that are not on disk); the chain goes on from the last line on disk. If
+/// even the rollback fails, every later line fails too until the file is reopened.
+/// [`AuditSink::record`] is `submit` and a wait for the ticket, on the calling thread.
+///
+/// Dropping the sink writes what is still queued and stops its writer thread. Lines whose
+/// tickets nobody waits for (outcomes, refusals) may still be queued when a turn returns:
+/// [`AuditSink::flush`] (or [`Runtime::flush_audit`](crate::Runtime::flush_audit)) waits for
+/// them, before the file is read by [`verify_audit`] or copied elsewhere.
+///
+/// One `JsonlAudit` should write a file at a time: a batch fails if the file's length is not
 /// what this sink last wrote, so a second writer (or a truncation) is noticed rather than
 /// forking the chain.
-#[derive(Debug)]
 pub struct JsonlAudit {
     with_arguments: bool,
-    state: Mutex<JsonlState>,
+    writer: Arc<Writer>,
+    /// The writer thread, joined on drop.
+    thread: Option<JoinHandle<()>>,
 }
 
-#[derive(Debug)]
-struct JsonlState {
-    file: File,
-    chain: Chain,
-    /// The file's length after the last line this sink wrote (or found).
-    len: u64,
-    /// A failed write could not be rolled back: the file's end is unknown.
-    broken: bool,
+/// What a `JsonlAudit` and its writer thread share.
+struct Writer {
+    queue: Mutex<Queue>,
+    /// Wakes the writer thread: lines were queued, or the sink is closing.
+    work: Condvar,
 }
+
+struct Queue {
+    /// Where the chain stands after every line submitted.
+    chain: Chain,
+    /// Where it stands after the last line on disk: where it goes on from after a failure.
+    durable: Chain,
+    /// Submitted, not yet taken by the writer thread, oldest first.
+    lines: Vec<Queued>,
+    /// Why nothing more can be written (a failed write could not be rolled back).
+    broken: Option<&'static str>,
+    /// The sink is being dropped: the writer writes what is queued, then stops.
+    closing: bool,
+}
+
+/// A line waiting for the writer, or (`line: None`) a flush waiting for the lines before it.
+struct Queued {
+    line: Option<NextLine>,
+    completer: AuditCompleter,
+}
+
+const BROKEN: &str = "an earlier write to the audit file failed and could not be rolled back; \
+                      reopen the file";
 
 impl JsonlAudit {
     /// Opens the audit file at `path` for appending, creating it if it does not exist, and
     /// continues its chain: the next line's `seq` and `prev` follow the file's last line.
+    /// Starts the sink's writer thread.
     ///
     /// # Errors
     ///
     /// The file cannot be opened or read, or its last line is incomplete (no final newline,
     /// as a write interrupted by a crash leaves it), malformed or does not match its hash:
-    /// the chain cannot be continued from it. [`verify_audit`] tells what is wrong.
+    /// the chain cannot be continued from it. [`verify_audit`] tells what is wrong. Or the
+    /// writer thread cannot be started.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
-        let path = path.as_ref();
+        Self::open_with(path.as_ref(), |file| file)
+    }
+
+    /// Opens the file at `path` as [`JsonlAudit::open`] does, writing it through `storage`.
+    pub(crate) fn open_with<S: Storage>(
+        path: &Path,
+        storage: impl FnOnce(File) -> S,
+    ) -> io::Result<Self> {
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
@@ -421,14 +509,27 @@ impl JsonlAudit {
                 }
             }
         };
+        let writer = Arc::new(Writer {
+            queue: Mutex::new(Queue {
+                durable: chain.clone(),
+                chain,
+                lines: Vec::new(),
+                broken: None,
+                closing: false,
+            }),
+            work: Condvar::new(),
+        });
+        let storage: Box<dyn Storage> = Box::new(storage(file));
+        let thread = std::thread::Builder::new()
+            .name("audit-writer".to_owned())
+            .spawn({
+                let writer = Arc::clone(&writer);
+                move || writer.run(storage, len)
+            })?;
         Ok(JsonlAudit {
             with_arguments: false,
-            state: Mutex::new(JsonlState {
-                file,
-                chain,
-                len,
-                broken: false,
-            }),
+            writer,
+            thread: Some(thread),
         })
     }
 
@@ -438,6 +539,176 @@ impl JsonlAudit {
     pub fn with_arguments(mut self, with_arguments: bool) -> Self {
         self.with_arguments = with_arguments;
         self
+    }
+
+    /// Queues `entry` for the writer thread.
+    fn enqueue(&self, queue: &mut Queue, entry: Queued) {
+        queue.lines.push(entry);
+        // The writer sleeps only on an empty queue; a busy one looks again after its batch.
+        if queue.lines.len() == 1 {
+            self.writer.work.notify_one();
+        }
+    }
+}
+
+impl Drop for JsonlAudit {
+    fn drop(&mut self) {
+        self.writer.lock().closing = true;
+        self.writer.work.notify_one();
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::error!("the audit writer thread panicked");
+        }
+    }
+}
+
+impl Writer {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The writer thread: a batch at a time, until the sink closes and nothing is queued.
+    fn run(&self, mut storage: Box<dyn Storage>, mut len: u64) {
+        // However the thread ends, nothing queued is left waiting.
+        let _stopped = FailQueuedOnExit(self);
+        loop {
+            let batch = {
+                let mut queue = self.lock();
+                while queue.lines.is_empty() && !queue.closing {
+                    queue = self
+                        .work
+                        .wait(queue)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                if queue.lines.is_empty() {
+                    return;
+                }
+                std::mem::take(&mut queue.lines)
+            };
+            let mut bytes = Vec::new();
+            for line in batch.iter().filter_map(|queued| queued.line.as_ref()) {
+                bytes.extend_from_slice(line.text.as_bytes());
+            }
+            let written = if bytes.is_empty() {
+                Ok(())
+            } else {
+                write_batch(storage.as_mut(), &mut len, &bytes)
+            };
+            let mut queue = self.lock();
+            match written {
+                Ok(()) => {
+                    for line in batch.iter().filter_map(|queued| queued.line.as_ref()) {
+                        queue.durable.advance(line.hash.clone());
+                    }
+                    drop(queue);
+                    for queued in batch {
+                        queued.completer.complete(Ok(()));
+                    }
+                }
+                Err((error, rolled_back)) => {
+                    // The lines queued since were chained on the lines that failed.
+                    let later = std::mem::take(&mut queue.lines);
+                    queue.chain = queue.durable.clone();
+                    if !rolled_back {
+                        queue.broken = Some(BROKEN);
+                    }
+                    drop(queue);
+                    tracing::error!(%error, lines = batch.len() + later.len(), "audit lines could not be written");
+                    for queued in batch.into_iter().chain(later) {
+                        queued
+                            .completer
+                            .complete(Err(io::Error::new(error.kind(), error.to_string())));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Appends one batch and syncs it; a failure is rolled back. `Err((error, rolled_back))`.
+fn write_batch(
+    storage: &mut dyn Storage,
+    len: &mut u64,
+    bytes: &[u8],
+) -> Result<(), (io::Error, bool)> {
+    let found = storage.len().map_err(|error| (error, true))?;
+    if found != *len {
+        return Err((
+            io::Error::other(format!(
+                "the audit file changed outside this sink ({len} bytes expected, {found} found); \
+                 reopen it"
+            )),
+            true,
+        ));
+    }
+    match storage.append(bytes).and_then(|()| storage.sync()) {
+        Ok(()) => {
+            *len += bytes.len() as u64;
+            Ok(())
+        }
+        Err(error) => {
+            let rolled_back = storage.truncate(*len).and_then(|()| storage.sync()).is_ok();
+            Err((error, rolled_back))
+        }
+    }
+}
+
+/// Fails whatever is still queued when the writer thread ends (it panicked, or the sink
+/// closed with nothing left), so no ticket waits forever.
+struct FailQueuedOnExit<'a>(&'a Writer);
+
+impl Drop for FailQueuedOnExit<'_> {
+    fn drop(&mut self) {
+        let left = {
+            let mut queue = self.0.lock();
+            queue.broken = Some("the audit writer thread stopped; reopen the file");
+            std::mem::take(&mut queue.lines)
+        };
+        for queued in left {
+            queued.completer.complete(Err(io::Error::other(
+                "the audit writer thread stopped before the line was written",
+            )));
+        }
+    }
+}
+
+impl std::fmt::Debug for JsonlAudit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonlAudit")
+            .field("with_arguments", &self.with_arguments)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a [`JsonlAudit`] writes its lines: its file (or, in tests, a file that is slow or
+/// fails).
+pub(crate) trait Storage: Send + 'static {
+    /// The length of what is stored.
+    fn len(&mut self) -> io::Result<u64>;
+    /// Appends `bytes` (not yet durable).
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Makes what was appended durable.
+    fn sync(&mut self) -> io::Result<()>;
+    /// Cuts what is stored back to `len` bytes.
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
+}
+
+impl Storage for File {
+    fn len(&mut self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.write_all(bytes)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_data()
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.set_len(len)
     }
 }
 
@@ -473,50 +744,45 @@ fn read_last_line(file: &mut File, len: u64) -> io::Result<Option<Vec<u8>>> {
 
 impl AuditSink for JsonlAudit {
     fn record(&self, record: &AuditRecord<'_>) -> io::Result<()> {
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| io::Error::other("the audit trail's lock is poisoned"))?;
-        let state = &mut *state;
-        if state.broken {
-            return Err(io::Error::other(
-                "an earlier write to the audit file failed and could not be rolled back; \
-                 reopen the file",
-            ));
-        }
-        let found = state.file.metadata()?.len();
-        if found != state.len {
-            return Err(io::Error::other(format!(
-                "the audit file changed outside this sink ({} bytes expected, {found} found); \
-                 reopen it",
-                state.len
-            )));
+        self.submit(record).wait()
+    }
+
+    fn submit(&self, record: &AuditRecord<'_>) -> AuditTicket {
+        let mut queue = self.writer.lock();
+        if let Some(broken) = queue.broken {
+            return AuditTicket::ready(Err(io::Error::other(broken)));
         }
         // The time is taken under the lock, so lines are in time order when the clock is.
-        let line = state
+        let line = match queue
             .chain
-            .next_line(record, self.with_arguments, &now_rfc3339())?;
-        let written = state
-            .file
-            .write_all(line.text.as_bytes())
-            .and_then(|()| state.file.sync_data());
-        match written {
-            Ok(()) => {
-                state.len += line.text.len() as u64;
-                state.chain.advance(line.hash);
-                Ok(())
-            }
-            Err(error) => {
-                let rolled_back = state
-                    .file
-                    .set_len(state.len)
-                    .and_then(|()| state.file.sync_data());
-                if rolled_back.is_err() {
-                    state.broken = true;
-                }
-                Err(error)
-            }
-        }
+            .next_line(record, self.with_arguments, &now_rfc3339())
+        {
+            Ok(line) => line,
+            Err(error) => return AuditTicket::ready(Err(error)),
+        };
+        queue.chain.advance(line.hash.clone());
+        let (ticket, completer) = AuditTicket::pending();
+        self.enqueue(
+            &mut queue,
+            Queued {
+                line: Some(line),
+                completer,
+            },
+        );
+        ticket
+    }
+
+    fn flush(&self) -> AuditTicket {
+        let mut queue = self.writer.lock();
+        let (ticket, completer) = AuditTicket::pending();
+        self.enqueue(
+            &mut queue,
+            Queued {
+                line: None,
+                completer,
+            },
+        );
+        ticket
     }
 
     fn wants_arguments(&self) -> bool {
@@ -815,6 +1081,9 @@ fn seq_comes_later(reader: &mut impl BufRead, seq: u64) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod turn_tests;
 
 #[cfg(test)]
 mod tests {

@@ -22,7 +22,7 @@ mod scope;
 pub(crate) mod seal;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tool_core::{ErrorKind, ToolError, ToolSpec};
@@ -30,8 +30,8 @@ use tool_core::{ErrorKind, ToolError, ToolSpec};
 pub(crate) use approval::PreviewFn;
 pub use approval::{Approval, ApprovalRequest, Approver, Preview};
 pub use audit::{
-    AuditDecision, AuditError, AuditRecord, AuditSink, AuditSummary, JsonlAudit, MemoryAudit,
-    verify_audit,
+    AuditCompleter, AuditDecision, AuditError, AuditRecord, AuditSink, AuditSummary, AuditTicket,
+    JsonlAudit, MemoryAudit, verify_audit,
 };
 pub(crate) use breaker::Breaker;
 pub(crate) use decision::DecisionClaims;
@@ -87,6 +87,38 @@ pub(crate) struct CallIdentity<'a> {
     pub(crate) call_id: &'a str,
     pub(crate) tool: &'a str,
     pub(crate) version: Option<&'a str>,
+    /// Where a planned call keeps the tickets of the lines its path waits for before the
+    /// tool starts (`None`: a call that is not planned to run).
+    pub(crate) awaited: Option<&'a AwaitedLines>,
+}
+
+/// The audit lines a planned call waits for before its tool starts: its decision line,
+/// submitted while the call was planned and made durable while the rest of the turn is
+/// planned (see [`AuditSink`]).
+#[derive(Default)]
+pub(crate) struct AwaitedLines(Mutex<Vec<AuditTicket>>);
+
+impl AwaitedLines {
+    fn push(&self, ticket: AuditTicket) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(ticket);
+    }
+
+    /// The tickets, for the call's path to wait on.
+    pub(crate) fn take(&self) -> Vec<AuditTicket> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// The answer to a call whose decision line could not be made durable: it did not run.
+pub(crate) fn audit_unavailable() -> ToolError {
+    ToolError::new(
+        ErrorKind::AuditUnavailable,
+        "the audit trail could not be written, so this call was not run",
+    )
+    .with_hint("reads still work; try the change again later")
 }
 
 impl Gates {
@@ -188,7 +220,8 @@ impl Gates {
         };
         if verdict.action == Action::Deny {
             let (digest, value) = self.audit.as_ref().map(|_| digest()).unzip();
-            self.record(
+            // A refusal's line is not waited for.
+            let ticket = self.submit(
                 identity,
                 digest.as_deref(),
                 value.as_ref(),
@@ -196,8 +229,8 @@ impl Gates {
                 AuditDecision::Deny,
                 &verdict.reason(spec),
                 None,
-            )
-            .ok();
+            );
+            log_failed(identity, ticket);
             return Err(denied(&verdict.reason(spec)));
         }
         if !answered
@@ -213,7 +246,7 @@ impl Gates {
             _ => {
                 if self.audit.is_some() {
                     let (digest, value) = digest();
-                    self.record(
+                    let mut ticket = self.submit(
                         identity,
                         Some(&digest),
                         Some(&value),
@@ -221,7 +254,19 @@ impl Gates {
                         AuditDecision::Auto,
                         &verdict.reason(spec),
                         None,
-                    )?;
+                    );
+                    // A sink that answers at once refuses the call now; otherwise the call's
+                    // path waits for the line right before the tool starts, and planning goes
+                    // on to the next call.
+                    match (ticket.answer_now(), identity.awaited) {
+                        (Some(answer), _) => {
+                            answer.map_err(|error| unavailable(identity, &error))?;
+                        }
+                        (None, Some(awaited)) => awaited.push(ticket),
+                        // Every planned call has a place for it; a call without one is
+                        // refused rather than run before its line is durable.
+                        (None, None) => return Err(audit_unavailable()),
+                    }
                 }
                 Ok(Admitted::Run)
             }
@@ -268,14 +313,12 @@ impl Gates {
             approval_id,
             ..identity.line(decision)
         };
-        if let Err(error) = audit.record(&record) {
-            tracing::error!(%error, tool = identity.tool, "an audit line could not be written");
-        }
+        log_failed(identity, audit.submit(&record));
     }
 
-    /// Writes one audit line; an error refuses the call it records (`audit_unavailable`).
+    /// Submits one audit line (a ticket resolved at once when there is no sink).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn record(
+    fn submit(
         &self,
         identity: &CallIdentity<'_>,
         digest: Option<&str>,
@@ -284,9 +327,9 @@ impl Gates {
         decision: AuditDecision,
         reason: &str,
         approval_id: Option<&str>,
-    ) -> Result<(), ToolError> {
+    ) -> AuditTicket {
         let Some(audit) = &self.audit else {
-            return Ok(());
+            return AuditTicket::ready(Ok(()));
         };
         let redacted = arguments
             .filter(|_| audit.wants_arguments())
@@ -298,17 +341,36 @@ impl Gates {
             approval_id,
             ..identity.line(decision)
         };
-        audit.record(&record).map_err(|error| {
-            tracing::error!(%error, tool = identity.tool, "the audit line could not be written; the call is refused");
-            ToolError::new(
-                ErrorKind::AuditUnavailable,
-                "the audit trail could not be written, so this call was not run",
-            )
-            .with_hint("reads still work; try the change again later")
-        })
+        audit.submit(&record)
     }
 
-    /// Writes the audit line of an executed write's outcome (`success` or the error kind).
+    /// Writes one audit line and waits until it is durable; an error refuses the call it
+    /// records (`audit_unavailable`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn record(
+        &self,
+        identity: &CallIdentity<'_>,
+        digest: Option<&str>,
+        arguments: Option<&Value>,
+        redactor: &Redactor,
+        decision: AuditDecision,
+        reason: &str,
+        approval_id: Option<&str>,
+    ) -> Result<(), ToolError> {
+        let ticket = self.submit(
+            identity,
+            digest,
+            arguments,
+            redactor,
+            decision,
+            reason,
+            approval_id,
+        );
+        ticket.await.map_err(|error| unavailable(identity, &error))
+    }
+
+    /// Submits the audit line of an executed write's outcome (`success` or the error kind);
+    /// nobody waits for it.
     pub(crate) fn record_outcome(&self, identity: &CallIdentity<'_>, outcome: &str) {
         let Some(audit) = &self.audit else {
             return;
@@ -317,7 +379,7 @@ impl Gates {
             outcome: Some(outcome),
             ..identity.line(AuditDecision::Outcome)
         };
-        if let Err(error) = audit.record(&record) {
+        if let Some(Err(error)) = audit.submit(&record).answer_now() {
             tracing::error!(%error, tool = identity.tool, "the outcome of a write could not be audited");
         }
     }
@@ -338,6 +400,37 @@ impl<'a> CallIdentity<'a> {
             reason: None,
             approval_id: None,
             outcome: None,
+        }
+    }
+}
+
+/// Logs the failure of a line nobody waits for, when the sink answered at once (a batching
+/// sink logs the failures it finds later).
+fn log_failed(identity: &CallIdentity<'_>, mut ticket: AuditTicket) {
+    if let Some(Err(error)) = ticket.answer_now() {
+        tracing::error!(%error, tool = identity.tool, "an audit line could not be written");
+    }
+}
+
+/// The refusal of a call whose line could not be written, logged.
+fn unavailable(identity: &CallIdentity<'_>, error: &std::io::Error) -> ToolError {
+    tracing::error!(%error, tool = identity.tool, "the audit line could not be written; the call is refused");
+    audit_unavailable()
+}
+
+impl<D> crate::Runtime<D> {
+    /// Waits until every audit line submitted so far is durable: the lines nobody waits for
+    /// (a write's outcome, a refusal) may still be queued when a turn returns. Call it before
+    /// reading the trail (`verify_audit`) or shipping it elsewhere. Without an audit sink,
+    /// answers at once.
+    ///
+    /// # Errors
+    ///
+    /// The sink could not make a line durable.
+    pub async fn flush_audit(&self) -> std::io::Result<()> {
+        match &self.shared.gates.audit {
+            Some(audit) => audit.flush().await,
+            None => Ok(()),
         }
     }
 }
@@ -451,6 +544,14 @@ pub(crate) fn placeholder_left(edited: &Value, original: &Value) -> Option<Strin
 impl<T: AuditSink + ?Sized> AuditSink for Arc<T> {
     fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
         (**self).record(record)
+    }
+
+    fn submit(&self, record: &AuditRecord<'_>) -> AuditTicket {
+        (**self).submit(record)
+    }
+
+    fn flush(&self) -> AuditTicket {
+        (**self).flush()
     }
 
     fn wants_arguments(&self) -> bool {

@@ -113,15 +113,17 @@ impl<D: Any + Send + Sync> Shared<D> {
         if gates.breaker.tripped(session.id()) {
             return Err(gates.breaker_refusal(identity));
         }
-        gates.record(
-            identity,
-            Some(&digest),
-            Some(&arguments),
-            &self.redactor,
-            AuditDecision::Ask,
-            &reason,
-            None,
-        )?;
+        gates
+            .record(
+                identity,
+                Some(&digest),
+                Some(&arguments),
+                &self.redactor,
+                AuditDecision::Ask,
+                &reason,
+                None,
+            )
+            .await?;
         // What a person sees is redacted, the preview's input included.
         let shown = redact_value(&arguments, &self.redactor);
         let preview = gates.previews.get(spec.name()).and_then(|preview| {
@@ -151,15 +153,17 @@ impl<D: Any + Send + Sync> Shared<D> {
         match answer {
             Approval::Approve => {
                 gates.breaker.reset(session.id());
-                gates.record(
-                    identity,
-                    Some(&digest),
-                    None,
-                    &self.redactor,
-                    AuditDecision::Approve,
-                    &reason,
-                    None,
-                )?;
+                gates
+                    .record(
+                        identity,
+                        Some(&digest),
+                        None,
+                        &self.redactor,
+                        AuditDecision::Approve,
+                        &reason,
+                        None,
+                    )
+                    .await?;
                 Ok(None)
             }
             Approval::ApproveWith(edited) => {
@@ -175,15 +179,17 @@ impl<D: Any + Send + Sync> Shared<D> {
                 }
                 gates.breaker.reset(session.id());
                 let edited_digest = decision::arguments_digest(&edited);
-                gates.record(
-                    identity,
-                    Some(&edited_digest),
-                    Some(&edited),
-                    &self.redactor,
-                    AuditDecision::Edit,
-                    &reason,
-                    None,
-                )?;
+                gates
+                    .record(
+                        identity,
+                        Some(&edited_digest),
+                        Some(&edited),
+                        &self.redactor,
+                        AuditDecision::Edit,
+                        &reason,
+                        None,
+                    )
+                    .await?;
                 Ok(Some(edited))
             }
             Approval::Deny(why) => Err(refuse(AuditDecision::Deny, &why)),
@@ -250,15 +256,17 @@ impl<D: Any + Send + Sync> Shared<D> {
         };
         // The line first: a request whose decision cannot be recorded is never kept, so it
         // can never be signed and run.
-        gates.record(
-            identity,
-            Some(&digest),
-            None,
-            &self.redactor,
-            AuditDecision::Pending,
-            &reason,
-            Some(&request_id),
-        )?;
+        gates
+            .record(
+                identity,
+                Some(&digest),
+                None,
+                &self.redactor,
+                AuditDecision::Pending,
+                &reason,
+                Some(&request_id),
+            )
+            .await?;
         gates.store.put(pending).await.map_err(|error| {
             tracing::error!(%error, "a pending approval could not be stored");
             ToolError::new(

@@ -34,13 +34,22 @@ impl From<std::io::Error> for ArtifactError {
 
 /// Keeps full outputs under ids, per session.
 ///
-/// `get` must answer only what `put` stored for the same session: another session asking
-/// for the id gets `None`.
+/// `get` must answer only what `put` stored under that id for the same session: another
+/// session asking for the id gets `None`, and an id never answers another content than the one
+/// it was returned for (ids made from a collision-resistant digest of the session and content,
+/// as both stores here make them, or a store's own unique keys).
 pub trait ArtifactStore: Send + Sync + fmt::Debug {
     /// Stores `content` for `session` and returns its id.
     fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError>;
     /// The content stored under `id` for `session`, when there is one.
     fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError>;
+
+    /// Whether `put` and `get` wait on I/O (a disk, a network): then the runtime calls them on
+    /// tokio's blocking pool, never on the task that runs the turn, so a slow store does not
+    /// hold up the turn's other calls. Default `true`; a store in memory says `false`.
+    fn blocks(&self) -> bool {
+        true
+    }
 }
 
 /// How much an artifact store keeps.
@@ -103,16 +112,53 @@ impl ArtifactLimits {
     }
 }
 
-/// The id of `content` stored for `session`: `art-` and 16 hex digits of an FNV-1a hash of
-/// both, so the same output keeps the same id within a session, and ids differ between them.
+/// What an artifact id hashes first: ids of other things (or of a later format) never equal
+/// an artifact id of this one.
+const ID_DOMAIN: &[u8] = b"tool-runtime artifact id v1\0";
+
+/// What a session directory's name hashes first (see [`DirectoryArtifacts`]).
+const SESSION_DIR_DOMAIN: &[u8] = b"tool-runtime artifact session dir v1\0";
+
+/// The hex digits of an id after `art-`: 128 bits, short enough for a model to copy.
+const ID_HEX_DIGITS: usize = 32;
+
+/// The id of `content` stored for `session`: `art-` and the first 128 bits, in lowercase hex,
+/// of the SHA-256 of `tool-runtime artifact id v1\0`, the session's length in bytes as a
+/// big-endian `u64`, the session, and the content. The same output keeps the same id within a
+/// session, ids differ between sessions, and two outputs with one id cannot be made: tool
+/// output is shaped by the model, and a collision would let `read_artifact` answer one
+/// output's id with another's content.
 pub(crate) fn artifact_id(session: &str, content: &str) -> String {
-    let hash = [session.as_bytes(), &[0xff], content.as_bytes()]
-        .into_iter()
-        .flatten()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-    format!("art-{hash:016x}")
+    format!("art-{}", digest_prefix(ID_DOMAIN, session, content))
+}
+
+/// 128 bits of SHA-256 over `domain`, the length-prefixed `session` and `content`, as hex.
+fn digest_prefix(domain: &[u8], session: &str, content: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(domain);
+    hasher.update((session.len() as u64).to_be_bytes());
+    hasher.update(session.as_bytes());
+    hasher.update(content.as_bytes());
+    crate::hex::encode(&hasher.finalize()[..ID_HEX_DIGITS / 2])
+}
+
+/// Whether `id` has the form of an artifact id (anything else is no artifact of ours).
+fn is_artifact_id(id: &str) -> bool {
+    id.strip_prefix("art-").is_some_and(|hex| {
+        hex.len() == ID_HEX_DIGITS
+            && hex
+                .bytes()
+                .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+    })
+}
+
+/// The refusal of an output whose id is already another output's: never stored, so the id
+/// keeps answering the content it was given for.
+fn collision(id: &str) -> ArtifactError {
+    ArtifactError::new(format!(
+        "another output is stored under the id {id}; this one is not kept"
+    ))
 }
 
 /// Artifacts in memory, within [`ArtifactLimits`] (the oldest dropped first).
@@ -170,16 +216,24 @@ impl ArtifactStore for MemoryArtifacts {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let key = (session.to_owned(), id.clone());
-        if !kept.by_key.contains_key(&key) {
-            kept.bytes += content.len();
-            kept.order.push_back(key.clone());
-            kept.by_key
-                .insert(key, (Arc::from(content), Instant::now()));
+        match kept.by_key.get(&key) {
+            Some((stored, _)) if **stored != *content => return Err(collision(&id)),
+            Some(_) => {}
+            None => {
+                kept.bytes += content.len();
+                kept.order.push_back(key.clone());
+                kept.by_key
+                    .insert(key, (Arc::from(content), Instant::now()));
+            }
         }
         while kept.order.len() > self.limits.max_count || kept.bytes > self.limits.max_bytes {
             kept.remove_oldest();
         }
         Ok(id)
+    }
+
+    fn blocks(&self) -> bool {
+        false
     }
 
     fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
@@ -203,9 +257,18 @@ impl ArtifactStore for MemoryArtifacts {
     }
 }
 
-/// Artifacts as files in a directory (`<dir>/<session hash>/<id>.txt`), shared by the processes
-/// that use it, within [`ArtifactLimits`]: each store keeps its bounds on every write, removing
-/// the oldest files first.
+/// Artifacts as files in a directory (`<dir>/s-<session digest>/<id>.txt`), shared by the
+/// processes that use it, within [`ArtifactLimits`]: each store keeps its bounds on every write,
+/// removing the oldest files first.
+///
+/// A file's name is its id, and its id is a digest of its session and content: `get` answers
+/// a file only when its content is what the id was made from (a file changed or cut short on
+/// disk reads as no artifact), and `put` refuses an output whose id names a file that holds
+/// another output. A file is written whole (to a temporary name, then renamed), so a reader in
+/// another process never sees half of it.
+///
+/// `put` and `get` do file I/O: the runtime calls them on the blocking pool
+/// ([`ArtifactStore::blocks`]), not on the task that runs the turn.
 #[derive(Debug, Clone)]
 pub struct DirectoryArtifacts {
     dir: PathBuf,
@@ -229,13 +292,27 @@ impl DirectoryArtifacts {
     }
 
     /// The file of `id` for `session`; `None` for an id that is not one of ours (anything
-    /// else could name a path outside the directory).
+    /// else could name a path outside the directory). The session's directory is named by a
+    /// digest of the session (domain-separated from ids), so sessions never share one.
     fn path(&self, session: &str, id: &str) -> Option<PathBuf> {
-        let valid = id
-            .strip_prefix("art-")
-            .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|byte| byte.is_ascii_hexdigit()));
-        let session_dir = artifact_id("", session).replace("art-", "s-");
-        valid.then(|| self.dir.join(session_dir).join(format!("{id}.txt")))
+        let session_dir = format!("s-{}", digest_prefix(SESSION_DIR_DOMAIN, "", session));
+        is_artifact_id(id).then(|| self.dir.join(session_dir).join(format!("{id}.txt")))
+    }
+
+    /// The content of the file at `path` when it is the content `id` was made from for
+    /// `session`; `None` for no file, or a file that holds anything else.
+    fn read_checked(
+        path: &std::path::Path,
+        session: &str,
+        id: &str,
+    ) -> Result<Option<String>, ArtifactError> {
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(String::from_utf8(bytes)
+                .ok()
+                .filter(|content| artifact_id(session, content) == id)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// Removes expired files, then the oldest until the store is within its count and bytes.
@@ -283,10 +360,21 @@ impl ArtifactStore for DirectoryArtifacts {
         let id = artifact_id(session, content);
         self.limits.check_size(content)?;
         if let Some(path) = self.path(session, &id) {
+            match Self::read_checked(&path, session, &id)? {
+                Some(stored) if stored != content => return Err(collision(&id)),
+                _ => {}
+            }
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(path, content)?;
+            // Whole or not at all: a reader never sees a file being written.
+            let partial = path.with_extension(format!("part-{}", crate::hex::random_token()));
+            let written =
+                std::fs::write(&partial, content).and_then(|()| std::fs::rename(&partial, &path));
+            if let Err(error) = written {
+                let _ = std::fs::remove_file(&partial);
+                return Err(error.into());
+            }
         }
         self.keep_bounds()?;
         Ok(id)
@@ -304,11 +392,11 @@ impl ArtifactStore for DirectoryArtifacts {
         if expired {
             return Ok(None);
         }
-        match std::fs::read_to_string(path) {
-            Ok(content) => Ok(Some(Arc::from(content))),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(error.into()),
-        }
+        Ok(Self::read_checked(&path, session, id)?.map(Arc::from))
+    }
+
+    fn blocks(&self) -> bool {
+        true
     }
 }
 
@@ -321,6 +409,112 @@ mod tests {
             "tool-runtime-artifacts-{name}-{}",
             std::process::id()
         ))
+    }
+
+    /// The id as the documentation defines it, computed here independently.
+    fn documented_id(session: &str, content: &str) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(b"tool-runtime artifact id v1\0");
+        hasher.update((session.len() as u64).to_be_bytes());
+        hasher.update(session.as_bytes());
+        hasher.update(content.as_bytes());
+        format!("art-{}", crate::hex::encode(&hasher.finalize()[..16]))
+    }
+
+    #[test]
+    fn ids_are_a_sha256_prefix_of_the_length_prefixed_session_and_content() {
+        for (session, content) in [("s-1", "hello"), ("", ""), ("s-2", "é\n{}")] {
+            assert_eq!(
+                artifact_id(session, content),
+                documented_id(session, content)
+            );
+        }
+        // The session's length is part of the input: where it ends is not ambiguous.
+        assert_ne!(artifact_id("ab", "c"), artifact_id("a", "bc"));
+        // One byte apart, the ids are unrelated (a collision-resistant hash, not FNV).
+        let (first, second) = (
+            artifact_id("s-1", "output 0"),
+            artifact_id("s-1", "output 1"),
+        );
+        let differing = first
+            .bytes()
+            .zip(second.bytes())
+            .filter(|(a, b)| a != b)
+            .count();
+        assert!(differing >= 20, "{first} and {second}");
+        assert_eq!(first.len(), "art-".len() + 32, "128 bits, in hex");
+        // Each store answers exactly the content put under that id, for that session.
+        let dir = temp_dir("exact");
+        let _ = std::fs::remove_dir_all(&dir);
+        let Ok(directory) = DirectoryArtifacts::new(&dir) else {
+            panic!("temp dir");
+        };
+        let memory = MemoryArtifacts::default();
+        for store in [&memory as &dyn ArtifactStore, &directory] {
+            let ids: Vec<String> = ["output 0", "output 1"]
+                .iter()
+                .filter_map(|content| store.put("s-1", content).ok())
+                .collect();
+            assert_eq!(ids, [first.clone(), second.clone()]);
+            assert_eq!(
+                store.get("s-1", &first).ok().flatten().as_deref(),
+                Some("output 0")
+            );
+            assert_eq!(
+                store.get("s-1", &second).ok().flatten().as_deref(),
+                Some("output 1")
+            );
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn no_store_answers_an_id_with_another_content() {
+        let id = artifact_id("s-1", "the real output");
+        // The memory store: an output whose id is taken by another content is refused (as a
+        // digest collision would be), and the id keeps its content.
+        let memory = MemoryArtifacts::default();
+        {
+            let mut kept = memory.state.lock().expect("not poisoned");
+            kept.order.push_back(("s-1".to_owned(), id.clone()));
+            kept.by_key.insert(
+                ("s-1".to_owned(), id.clone()),
+                (Arc::from("another output"), Instant::now()),
+            );
+        }
+        assert!(memory.put("s-1", "the real output").is_err());
+        assert_eq!(
+            memory.get("s-1", &id).ok().flatten().as_deref(),
+            Some("another output")
+        );
+        // The directory store: a file under the id that holds anything but the content the id
+        // was made from (replaced, or cut short) reads as no artifact; putting the output
+        // writes it whole.
+        let dir = temp_dir("replaced");
+        let _ = std::fs::remove_dir_all(&dir);
+        let Ok(directory) = DirectoryArtifacts::new(&dir) else {
+            panic!("temp dir");
+        };
+        let Some(path) = directory.path("s-1", &id) else {
+            panic!("an id of ours");
+        };
+        std::fs::create_dir_all(path.parent().expect("a session dir")).expect("dir");
+        for planted in ["another output", "the real out"] {
+            std::fs::write(&path, planted).expect("write");
+            assert_eq!(directory.get("s-1", &id).ok().flatten(), None, "{planted}");
+        }
+        assert_eq!(
+            directory.put("s-1", "the real output").ok(),
+            Some(id.clone())
+        );
+        assert_eq!(
+            directory.get("s-1", &id).ok().flatten().as_deref(),
+            Some("the real output")
+        );
+        // Another session's directory is another name, whatever the session ids.
+        assert_ne!(directory.path("s-1", &id), directory.path("s-2", &id));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
