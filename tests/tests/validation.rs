@@ -312,12 +312,12 @@ async fn a_float_with_a_fraction_is_still_refused() {
     let observation = call("count", r#"{"n": 1.5, "sizes": []}"#).await;
     assert_eq!(
         error_of(&observation).1,
-        Some("`n`: invalid type: floating point `1.5`, expected u32")
+        Some("`n`: invalid value: number `1.5` is not an integer, expected u32")
     );
     let observation = call("count", r#"{"n": 2.0, "sizes": [1.0, 2.5]}"#).await;
     assert_eq!(
         error_of(&observation).1,
-        Some("`sizes[1]`: invalid type: floating point `2.5`, expected u8")
+        Some("`sizes[1]`: invalid value: number `2.5` is not an integer, expected u8")
     );
     let observation = call("count", r#"{"n": 300.0, "sizes": [256.0]}"#).await;
     assert_eq!(

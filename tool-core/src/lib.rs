@@ -70,7 +70,7 @@ mod tool;
 pub mod __private;
 
 #[doc(hidden)]
-pub use args::{integer_of, parse_args};
+pub use args::{WrittenNumber, exact_value, inexact_numbers, integer_of, parse_args};
 pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext};
 #[doc(hidden)]
 pub use context::{SessionContext, ToolInvoker, TurnContexts};

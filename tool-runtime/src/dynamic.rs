@@ -111,13 +111,18 @@ impl Tool for DynamicTool {
 
     fn prepare(&self, args: ToolArgs<'_>, call: &CallContext) -> Result<ToolFuture, ToolError> {
         // Not JSON, or not an object: the same answers as a `#[tool]`'s.
+        let text = match args {
+            ToolArgs::Json(text) => Some(text),
+            ToolArgs::Value(_) => None,
+        };
         let mut arguments = match args {
             ToolArgs::Value(Value::Object(arguments)) => Value::Object(arguments),
             args => Value::Object(tool_core::parse_args::<Map<String, Value>>(args)?),
         };
         let schema = self.spec.input_schema();
+        // Integers as written first: the validator checks the numbers the handler gets.
+        validate::integers_where_declared(schema, &mut arguments, text)?;
         validate::validate(&self.validator, schema, &arguments)?;
-        validate::integers_where_declared(schema, &mut arguments);
         Ok((self.handler)(arguments, RunContext::untyped(call)))
     }
 }

@@ -22,12 +22,13 @@
 //! value came and what was expected.
 
 use std::any::Any;
+use std::collections::HashMap;
 
 use jsonschema::Validator;
 use jsonschema::error::{ValidationError, ValidationErrorKind};
 use jsonschema::paths::{Location, LocationSegment};
 use serde_json::{Map, Value};
-use tool_core::{ErrorKind, ToolError, ToolSpec, integer_of};
+use tool_core::{ErrorKind, ToolError, ToolSpec, WrittenNumber, integer_of};
 
 use crate::call::Arguments;
 
@@ -116,7 +117,9 @@ fn check_against_schema(
         Arguments::Value(Value::Null) => validate(validator, schema, &empty),
         Arguments::Value(value) => validate(validator, schema, value),
         Arguments::Json(text) if text.trim().is_empty() => validate(validator, schema, &empty),
-        Arguments::Json(text) => match serde_json::from_str::<Value>(text) {
+        // The numbers as the tool read them: an integer written as a float is that integer,
+        // exactly (not the f64 it rounds to).
+        Arguments::Json(text) => match tool_core::exact_value(text) {
             Ok(Value::Null) => validate(validator, schema, &empty),
             Ok(value) => validate(validator, schema, &value),
             // The tool parsed it: it is JSON.
@@ -956,10 +959,39 @@ fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
 
 /// Turns each float with no fraction that sits where the schema says `integer` into that
 /// integer (`3.0` becomes `3`), as JSON Schema reads it: the handler of a dynamic tool gets the
-/// integer its schema promises. Only called on validated arguments.
-pub(crate) fn integers_where_declared(schema: &Value, value: &mut Value) {
-    if has_integral_float(value) {
-        integers_under(schema, schema, value, 0);
+/// integer its schema promises, and the validator checks it. From JSON text (`text`, the text
+/// `value` was parsed from) a number is read on its digits, not on the `f64` it rounds to:
+/// where only an integer is allowed, a number that merely rounds to one (`1e-400`,
+/// `0.99999999999999999`) is refused, and so is an integer beyond 64 bits. A float in a value
+/// from code is an integer while it is exact (below 2^53); beyond, it is refused there too. A
+/// float with a fraction is left to the validator, whose words it gets. Called before the
+/// validator, which then checks the numbers the handler gets; a problem found here is the
+/// error on its own.
+pub(crate) fn integers_where_declared(
+    schema: &Value,
+    value: &mut Value,
+    text: Option<&str>,
+) -> Result<(), ToolError> {
+    // Each later number of a repeated key replaces the earlier, as in the parsed value.
+    let written: Option<HashMap<String, &str>> =
+        text.map(|text| tool_core::inexact_numbers(text).into_iter().collect());
+    match &written {
+        // Every number of the text was an exact integer: there is no float.
+        Some(written) if written.is_empty() => return Ok(()),
+        None if !has_integral_float(value) => return Ok(()),
+        _ => {}
+    }
+    let mut walk = Walk {
+        root: schema,
+        written: written.as_ref(),
+        path: Vec::new(),
+        problems: Vec::new(),
+    };
+    walk.integers_under(schema, value, 0);
+    if walk.problems.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid_arguments(&walk.problems, schema))
     }
 }
 
@@ -982,51 +1014,138 @@ fn has_integral_float(value: &Value) -> bool {
     false
 }
 
-fn integers_under(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
-    if depth > 64 {
-        return;
+/// One step of the path to a value, to find its number as written and to name it.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+struct Walk<'a> {
+    root: &'a Value,
+    /// The numbers of the text serde_json does not read exactly, by JSON pointer.
+    written: Option<&'a HashMap<String, &'a str>>,
+    path: Vec<Step>,
+    problems: Vec<Problem>,
+}
+
+impl Walk<'_> {
+    fn integers_under(&mut self, schema: &Value, value: &mut Value, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        let root = self.root;
+        let schemas = applicable(root, schema);
+        match value {
+            Value::Number(number) if number.is_f64() => {
+                let integer_only = schemas.iter().any(|schema| match schema.get("type") {
+                    Some(Value::String(ty)) => ty == "integer",
+                    Some(Value::Array(types)) => {
+                        types.iter().any(|ty| ty == "integer")
+                            && !types.iter().any(|ty| ty == "number")
+                    }
+                    _ => false,
+                });
+                if !integer_only {
+                    return;
+                }
+                // Refused only where no alternative takes any number.
+                let refusable = !schemas.iter().any(|schema| match schema.get("type") {
+                    Some(Value::String(ty)) => ty == "number",
+                    Some(Value::Array(types)) => types.iter().any(|ty| ty == "number"),
+                    _ => false,
+                });
+                let float = number.as_f64().unwrap_or_default();
+                let literal = self
+                    .written
+                    .and_then(|written| written.get(&self.pointer()));
+                match literal.map(|literal| WrittenNumber::read(literal)) {
+                    Some(WrittenNumber::Integer(integer)) => *number = integer,
+                    // A fraction its f64 shows is the validator's to refuse.
+                    Some(WrittenNumber::Fraction) if refusable && float.fract() == 0.0 => {
+                        self.problem("invalid value: the number written is not an integer, expected an integer");
+                    }
+                    Some(WrittenNumber::OutOfRange) if refusable => self.problem(
+                        "invalid value: the integer written is out of range, expected an integer of at most 64 bits",
+                    ),
+                    Some(_) => {}
+                    None => match integer_of(float) {
+                        Some(integer) => *number = integer,
+                        None if refusable && float.fract() == 0.0 => self.problem(
+                            "invalid value: a float beyond 2^53, where a float no longer stands for one integer, expected an integer",
+                        ),
+                        None => {}
+                    },
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter_mut().enumerate() {
+                    self.path.push(Step::Index(index));
+                    for schema in &schemas {
+                        let item_schema = schema
+                            .get("prefixItems")
+                            .and_then(|prefix| prefix.get(index))
+                            .or_else(|| schema.get("items"));
+                        if let Some(item_schema) = item_schema {
+                            self.integers_under(item_schema, item, depth + 1);
+                        }
+                    }
+                    self.path.pop();
+                }
+            }
+            Value::Object(entries) => {
+                for (name, entry) in entries.iter_mut() {
+                    self.path.push(Step::Key(name.clone()));
+                    for schema in &schemas {
+                        let entry_schema = schema
+                            .get("properties")
+                            .and_then(|properties| properties.get(name))
+                            .or_else(|| schema.get("additionalProperties"));
+                        if let Some(entry_schema) = entry_schema {
+                            self.integers_under(entry_schema, entry, depth + 1);
+                        }
+                    }
+                    self.path.pop();
+                }
+            }
+            _ => {}
+        }
     }
-    let schemas = applicable(root, schema);
-    match value {
-        Value::Number(number) if number.is_f64() => {
-            let integer_only = schemas.iter().any(|schema| match schema.get("type") {
-                Some(Value::String(ty)) => ty == "integer",
-                Some(Value::Array(types)) => {
-                    types.iter().any(|ty| ty == "integer") && !types.iter().any(|ty| ty == "number")
-                }
-                _ => false,
-            });
-            if integer_only && let Some(integer) = number.as_f64().and_then(integer_of) {
-                *number = integer;
+
+    /// The JSON pointer of the value at hand.
+    fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for step in &self.path {
+            pointer.push('/');
+            match step {
+                Step::Key(key) => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+                Step::Index(index) => pointer.push_str(&index.to_string()),
             }
         }
-        Value::Array(items) => {
-            for (index, item) in items.iter_mut().enumerate() {
-                for schema in &schemas {
-                    let item_schema = schema
-                        .get("prefixItems")
-                        .and_then(|prefix| prefix.get(index))
-                        .or_else(|| schema.get("items"));
-                    if let Some(item_schema) = item_schema {
-                        integers_under(root, item_schema, item, depth + 1);
+        pointer
+    }
+
+    fn problem(&mut self, message: &str) {
+        let mut field = String::new();
+        for step in &self.path {
+            match step {
+                Step::Key(key) => {
+                    if !field.is_empty() {
+                        field.push('.');
                     }
+                    field.push_str(key);
+                }
+                Step::Index(index) => {
+                    field.push('[');
+                    field.push_str(&index.to_string());
+                    field.push(']');
                 }
             }
         }
-        Value::Object(entries) => {
-            for (name, entry) in entries.iter_mut() {
-                for schema in &schemas {
-                    let entry_schema = schema
-                        .get("properties")
-                        .and_then(|properties| properties.get(name))
-                        .or_else(|| schema.get("additionalProperties"));
-                    if let Some(entry_schema) = entry_schema {
-                        integers_under(root, entry_schema, entry, depth + 1);
-                    }
-                }
-            }
+        // A value reached through several alternatives is one problem.
+        if !self.problems.iter().any(|problem| problem.field == field) {
+            let at = field.clone();
+            push(&mut self.problems, &at, field, message.to_owned());
         }
-        _ => {}
     }
 }
 
@@ -1229,7 +1348,7 @@ mod tests {
         });
         let mut value =
             json!({"n": 2.0, "x": 2.0, "list": [1.0, null, 3], "either": 4.0, "free": 5.0});
-        integers_where_declared(&schema, &mut value);
+        assert!(integers_where_declared(&schema, &mut value, None).is_ok());
         assert_eq!(
             value.to_string(),
             r#"{"n":2,"x":2.0,"list":[1,null,3],"either":4,"free":5.0}"#

@@ -117,7 +117,8 @@ impl Layer {
         };
         let value = match arguments {
             Arguments::Value(value) => value.clone(),
-            Arguments::Json(text) => serde_json::from_str(text.trim()).unwrap_or(Value::Null),
+            // Each number as the tool reads it: an integer written as a float is that integer.
+            Arguments::Json(text) => tool_core::exact_value(text.trim()).unwrap_or(Value::Null),
         };
         let canonical = canonical_arguments(spec.input_schema(), &value);
         let arguments_digest = arguments_digest(&canonical);
@@ -251,18 +252,13 @@ fn canonical_at(root: &Value, schema: &Value, value: &Value, depth: usize) -> Va
                     .collect(),
             )
         }
-        // An integral float is the integer it stands for (`1.0` is `1`).
-        Value::Number(number) => match number.as_f64() {
-            Some(float)
-                if !number.is_i64()
-                    && !number.is_u64()
-                    && float.fract() == 0.0
-                    && float.abs() < 9.0e15 =>
-            {
-                Value::from(float as i64)
-            }
-            _ => value.clone(),
-        },
+        // An integral float is the integer it stands for (`1.0` is `1`), as validation reads
+        // a float: exact, below 2^53. From text, an integer written as a float is already one
+        // here, on its digits (`exact_value`).
+        Value::Number(number) if number.is_f64() => number
+            .as_f64()
+            .and_then(tool_core::integer_of)
+            .map_or_else(|| value.clone(), Value::Number),
         other => other.clone(),
     }
 }
