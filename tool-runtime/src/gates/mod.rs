@@ -445,7 +445,8 @@ pub(crate) fn denied(reason: &str) -> ToolError {
 pub(crate) fn arguments_value(arguments: &Arguments) -> Value {
     match arguments {
         Arguments::Value(value) => value.clone(),
-        Arguments::Json(text) => serde_json::from_str(text.trim()).unwrap_or(Value::Null),
+        // Numbers as the tool reads them: an integer written as a float is that integer.
+        Arguments::Json(text) => tool_core::exact_value(text.trim()).unwrap_or(Value::Null),
     }
 }
 
