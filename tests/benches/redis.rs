@@ -1,7 +1,7 @@
 //! The Redis store on loopback, against a real `redis-server` started for the run: a claim
-//! that finds a kept result (a hit: one round trip) and a first run (claim and complete: two),
-//! next to a bare `PING` on the same kind of connection, so the store's cost reads as round
-//! trips.
+//! that finds a kept result (a hit: one round trip) and a first run (claim, confirmation and
+//! completion: three), next to a bare `PING` on the same kind of connection, so the store's
+//! cost reads as round trips.
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -23,12 +23,15 @@ const PORT_ATTEMPTS: usize = 3;
 /// Tells the temporary directories of one process's servers apart.
 static NEXT_DIR: AtomicU32 = AtomicU32::new(0);
 
-/// A `redis-server` on a free loopback port, without persistence, killed on drop.
+/// A `redis-server` on a free loopback port, without persistence unless
+/// [`start_with`](Self::start_with) asks for it, killed on drop.
 #[derive(Debug)]
 pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    /// Settings on top of the defaults, as `redis-server` arguments.
+    settings: Vec<String>,
 }
 
 impl RedisServer {
@@ -40,6 +43,18 @@ impl RedisServer {
     /// If `redis-server` is not on the `PATH` (the message says how to install it), or the
     /// server does not answer in time (the message holds its log).
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts a server like [`start`](Self::start), with `settings` (`redis-server`
+    /// arguments, such as `["--appendonly", "yes"]`) after the defaults (no RDB snapshots,
+    /// no AOF), so they override them.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with(settings: &[&str]) -> Self {
+        let settings: Vec<String> = settings.iter().map(|&setting| setting.to_owned()).collect();
         let mut last_log = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let port = free_port();
@@ -52,9 +67,10 @@ impl RedisServer {
                 panic!("cannot create {}: {error}", dir.display());
             }
             let mut server = Self {
-                child: Some(spawn(port, &dir)),
+                child: Some(spawn(port, &dir, &settings)),
                 port,
                 dir,
+                settings: settings.clone(),
             };
             match server.wait_until_ready() {
                 Ok(()) => return server,
@@ -86,6 +102,26 @@ impl RedisServer {
             // An error means it has already exited.
             let _ = child.kill();
             let _ = child.wait();
+        }
+    }
+
+    /// Kills the server (SIGKILL, so it writes nothing more) and starts it again on the same
+    /// port, in the same directory, with the same settings: what it reloads is what its
+    /// persistence kept.
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer `PING` within 5 s of its new start (the message holds
+    /// its log).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.child = Some(spawn(self.port, &self.dir, &self.settings));
+        if let Err(log) = self.wait_until_ready() {
+            panic!(
+                "redis-server did not answer PING within {STARTUP_TIMEOUT:?} of its restart on \
+                 port {}; its log:\n{log}",
+                self.port
+            );
         }
     }
 
@@ -168,8 +204,13 @@ fn free_port() -> u16 {
     }
 }
 
-fn spawn(port: u16, dir: &Path) -> Child {
-    let log = match fs::File::create(dir.join("redis.log")) {
+fn spawn(port: u16, dir: &Path, settings: &[String]) -> Child {
+    // Appended to: a restarted server's log follows the first one's.
+    let log = match fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("redis.log"))
+    {
         Ok(log) => log,
         Err(error) => panic!(
             "cannot create the server's log in {}: {error}",
@@ -187,6 +228,7 @@ fn spawn(port: u16, dir: &Path) -> Child {
         .args(["--appendonly", "no"])
         .arg("--dir")
         .arg(dir)
+        .args(settings)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(log)

@@ -4,7 +4,9 @@
 //! calls apart; an explicit key reused with other arguments is refused; four processes racing
 //! on one key execute it once; a server killed mid-call loses no result and runs no repeat; a
 //! late holder never frees the next holder's claim; a denied call never reaches Redis and a
-//! replay runs neither retry nor timeout.
+//! replay runs neither retry nor timeout; a repeat of a write stopped mid-flight is told so at
+//! once; a claim Redis applied after the runtime gave up on it does not hold the key; a server
+//! restarted from its append-only file replays the write.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -42,6 +44,8 @@ pub struct Desk {
     ledger_runs: AtomicU32,
     /// Makes every further `sync_ledger` execution outlive its timeout.
     ledger_slow: AtomicBool,
+    /// Executions of `slow_write`.
+    slow_runs: AtomicU32,
 }
 
 /// Opens a ticket.
@@ -137,6 +141,18 @@ async fn sync_ledger(
     Ok(json!({ "batch": batch, "run": run }))
 }
 
+/// A write with a 100 ms timeout that takes a second: every run is stopped mid-flight.
+#[tool(stateful, timeout = "100ms")]
+async fn slow_write(
+    ctx: RunContext<Desk>,
+    /// The order.
+    order: String,
+) -> Value {
+    ctx.deps().slow_runs.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    json!({ "order": order })
+}
+
 /// How long `timed_write` takes.
 const TIMED_RUN: Duration = Duration::from_millis(600);
 
@@ -156,7 +172,13 @@ fn build(
 ) -> Runtime<Desk> {
     let builder = Runtime::builder_shared(Arc::clone(desk))
         .inventory(false)
-        .tools(tools![create_ticket, held_write, timed_write, sync_ledger])
+        .tools(tools![
+            create_ticket,
+            held_write,
+            timed_write,
+            sync_ledger,
+            slow_write
+        ])
         .idempotency(store);
     match settings(builder).build() {
         Ok(runtime) => runtime,
@@ -760,11 +782,11 @@ async fn a_denied_call_never_reaches_redis() {
     assert_eq!(delta(&before, &after), BTreeMap::new(), "no command at all");
     assert_eq!(desk.tickets.load(Ordering::SeqCst), 0);
 
-    // The same call allowed: Redis counts its claim and its completion.
+    // The same call allowed: Redis counts its claim, its confirmation and its completion.
     let report = allowed.execute(&session, call("2")).await;
     assert_eq!(kinds(&report), [None]);
     let allowed_calls = delta(&after, &command_calls(&mut observer).await);
-    assert_eq!(allowed_calls.get("evalsha"), Some(&2), "{allowed_calls:?}");
+    assert_eq!(allowed_calls.get("evalsha"), Some(&3), "{allowed_calls:?}");
     assert_eq!(desk.tickets.load(Ordering::SeqCst), 1);
 }
 
@@ -802,4 +824,116 @@ async fn a_replay_runs_neither_retry_nor_timeout() {
     assert_eq!(replay.content(), only(&first).content());
     assert_eq!(desk.ledger_runs.load(Ordering::SeqCst), 2);
     assert_eq!(hit.get("evalsha"), Some(&1), "{hit:?}");
+}
+
+#[tokio::test]
+async fn a_repeat_of_a_write_stopped_mid_flight_is_told_at_once() {
+    const WAIT: Duration = Duration::from_secs(10);
+    let server = RedisServer::start();
+    let mut observer = observer(&server).await;
+    let desk = Arc::new(Desk::default());
+    let runtime = build(&desk, connect(&server).await, |builder| {
+        builder.retry(RetryPolicy::none()).idempotency_wait(WAIT)
+    });
+    let session = Session::new("s");
+    let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "order": "A-1" }))];
+
+    let first = runtime.execute(&session, call("1")).await;
+    assert_eq!(
+        kinds(&first),
+        [Some("timeout")],
+        "{:?}",
+        first.observations()
+    );
+    assert_eq!(desk.slow_runs.load(Ordering::SeqCst), 1);
+
+    // Nothing runs the first call any more, and it may have done its work: a repeat under
+    // another call id is told so after one look, without waiting for an end that never comes.
+    let before = command_calls(&mut observer).await;
+    let started = Instant::now();
+    let repeat = runtime.execute(&session, call("2")).await;
+    let took = started.elapsed();
+    let looks = delta(&before, &command_calls(&mut observer).await);
+    let repeat = only(&repeat);
+    assert_eq!(repeat.error_kind(), Some("outcome_unknown"), "{repeat:?}");
+    assert_eq!(looks.get("evalsha"), Some(&1), "one round trip: {looks:?}");
+    assert!(took < WAIT / 5, "answered after {took:?}");
+    let left = repeat
+        .error()
+        .and_then(ToolError::details)
+        .and_then(|details| details["expires_in_ms"].as_u64())
+        .expect("the time left");
+    assert!((1..=600_000).contains(&left), "{left}");
+    // The same call again, under its own id: not taken over either.
+    let resumed = runtime.execute(&session, call("1")).await;
+    assert_eq!(kinds(&resumed), [Some("outcome_unknown")]);
+    assert_eq!(desk.slow_runs.load(Ordering::SeqCst), 1, "never run again");
+}
+
+#[tokio::test]
+async fn a_claim_the_server_applied_after_the_runtime_gave_up_does_not_hold_the_key() {
+    let server = RedisServer::start();
+    let mut observer = observer(&server).await;
+    let desk = Arc::new(Desk::default());
+    let store = RedisStore::connect_with_timeout(&server.url(), Duration::from_millis(200))
+        .await
+        .expect("the store connects");
+    let runtime = build(&desk, store, |builder| {
+        builder.idempotency_wait(Duration::from_secs(5))
+    });
+    let session = Session::new("s");
+    let call = |id: &str| [ticket(id, json!({ "subject": "late" }))];
+
+    // Redis holds every write for a second: the claim is answered unavailable after 200 ms,
+    // and Redis applies it when the pause ends.
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(1_000)
+        .arg("WRITE")
+        .query_async(&mut observer)
+        .await
+        .expect("CLIENT PAUSE answers");
+    let first = runtime.execute(&session, call("1")).await;
+    assert_eq!(kinds(&first), [Some("idempotency_unavailable")]);
+    // A write of a plain connection of its own returns when the pause has ended.
+    tests::redis_server::command(&format!("127.0.0.1:{}", server.port()), &["INCR", "probe"])
+        .expect("INCR answers after the pause");
+
+    // The first call never ran: a repeat under another call id runs (at most after a short
+    // lease), it is not told the call is still running elsewhere.
+    let repeat = runtime.execute(&session, call("2")).await;
+    assert_eq!(kinds(&repeat), [None], "{:?}", repeat.observations());
+    assert!(!only(&repeat).replayed());
+    assert_eq!(desk.tickets.load(Ordering::SeqCst), 1);
+    let again = runtime.execute(&session, call("3")).await;
+    assert!(only(&again).replayed(), "{:?}", only(&again));
+}
+
+#[tokio::test]
+async fn a_server_restarted_from_its_append_only_file_replays_the_write() {
+    let mut server = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let desk = Arc::new(Desk::default());
+    let runtime = build(&desk, connect(&server).await, |builder| builder);
+    let session = Session::new("s");
+    let call = |id: &str| [ticket(id, json!({ "subject": "kept" }))];
+
+    let first = runtime.execute(&session, call("1")).await;
+    assert_eq!(kinds(&first), [None]);
+    // Killed at once (nothing more written), started again on the same port and directory.
+    server.restart();
+
+    // The store reconnects; until it has, a write is refused, never run.
+    let deadline = Instant::now() + EVENTUALLY;
+    let repeat = loop {
+        let repeat = runtime.execute(&session, call("2")).await;
+        if kinds(&repeat) != [Some("idempotency_unavailable")] || Instant::now() >= deadline {
+            break repeat;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let repeat = only(&repeat);
+    assert_eq!(repeat.error_kind(), None, "{repeat:?}");
+    assert!(repeat.replayed(), "run again after the restart: {repeat:?}");
+    assert_eq!(repeat.content(), only(&first).content());
+    assert_eq!(desk.tickets.load(Ordering::SeqCst), 1);
 }

@@ -1,6 +1,8 @@
 //! `RedisStore` against a real `redis-server` (started per test on a free loopback port):
 //! idempotency claims, results, releases and their window; the key layout; round trips as
-//! Redis counts them (`INFO commandstats`); a dead or hung server answered within the bound;
+//! Redis counts them (`INFO commandstats`); a dead or hung server answered within the bound; a
+//! claim the server applies after the store gave up on it lapses with its short lease; a claim
+//! left abandoned is answered at once; what connecting says about the server's persistence;
 //! pending approvals kept, listed oldest first and taken once.
 
 use std::collections::BTreeMap;
@@ -187,7 +189,11 @@ async fn values_follow_the_documented_layout() {
     );
     assert_eq!(
         pending,
-        json!({"state": "pending", "lease": claim.holder, "arguments_digest": "args-d1"})
+        json!({
+            "state": "pending", "lease": claim.holder, "arguments_digest": "args-d1",
+            "confirmed": true
+        }),
+        "a claim answered is confirmed before it is handed out"
     );
 
     store
@@ -392,10 +398,16 @@ async fn round_trips_as_redis_counts_them() {
     let ttl = Duration::from_secs(60);
     let key = key("s-1", "refund", "d1");
 
-    // A miss that succeeds: the claim, then the completion. Two EVALSHA; the rest are the
-    // scripts' own commands (TIME, SET NX; GET, SET KEEPTTL).
+    // A claim that wins: the claim (TIME, SET NX with the lease), then its confirmation
+    // (GET, TIME, SET PX with the window). Two EVALSHA.
     let before = command_calls(&mut observer).await;
     let claim = claimed(&store, &key, ttl).await;
+    let won = delta(&before, &command_calls(&mut observer).await);
+    assert_eq!(
+        won,
+        calls(&[("evalsha", 2), ("get", 1), ("set", 2), ("time", 2)])
+    );
+    // A first run that succeeds: that, then the completion (GET, SET KEEPTTL). Three EVALSHA.
     store
         .complete(key.clone(), claim, result("1"))
         .await
@@ -403,7 +415,7 @@ async fn round_trips_as_redis_counts_them() {
     let miss = delta(&before, &command_calls(&mut observer).await);
     assert_eq!(
         miss,
-        calls(&[("evalsha", 2), ("get", 1), ("set", 2), ("time", 1)])
+        calls(&[("evalsha", 3), ("get", 2), ("set", 3), ("time", 2)])
     );
 
     // A hit: one EVALSHA (its TIME, its SET NX fails, its GET reads the result).
@@ -418,7 +430,7 @@ async fn round_trips_as_redis_counts_them() {
         calls(&[("evalsha", 1), ("get", 1), ("set", 1), ("time", 1)])
     );
 
-    // A miss that fails: the claim, then the release.
+    // A first run that fails: the claim, its confirmation, then the release.
     let other = self::key("s-1", "refund", "d2");
     let before = command_calls(&mut observer).await;
     let claim = claimed(&store, &other, ttl).await;
@@ -431,10 +443,10 @@ async fn round_trips_as_redis_counts_them() {
         failed,
         calls(&[
             ("del", 1),
-            ("evalsha", 2),
-            ("get", 1),
-            ("set", 1),
-            ("time", 1)
+            ("evalsha", 3),
+            ("get", 2),
+            ("set", 2),
+            ("time", 2)
         ])
     );
 
@@ -862,21 +874,297 @@ async fn a_claim_taken_over_lasts_as_long_as_the_call_can_run_again() {
 }
 
 #[tokio::test]
-async fn an_abandoned_claim_is_never_taken_over() {
+async fn an_abandoned_claim_is_answered_at_once_and_never_taken_over() {
     let server = RedisServer::start();
     let store = connect(&server).await;
+    let mut observer = observer(&server).await;
     let ttl = Duration::from_secs(60);
-    let mut own = key("s-1", "refund", "d1");
-    own.holder = Some(Holder {
-        token: "call-1".into(),
-        stale_after: Duration::from_millis(200),
-    });
-    let claim = claimed(&store, &own, ttl).await;
-    // The run was stopped mid-flight: it may have done its work.
-    store.abandon(own.clone(), claim).await.expect("abandoned");
+    let own = |token: &str| {
+        let mut key = key("s-1", "refund", "d2");
+        key.holder = Some(Holder {
+            token: token.into(),
+            stale_after: Duration::from_millis(200),
+        });
+        key
+    };
+    let claim = claimed(&store, &own("call-1"), ttl).await;
+    store
+        .abandon(own("call-1"), claim)
+        .await
+        .expect("abandoned");
+    let redis_key = store.idempotency_key(&own("call-1"));
+    let value = get(&mut observer, &redis_key).await.expect("kept");
     tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Another call, and the call itself past its bound: told at once, with the time left.
+    for token in ["call-2", "call-1"] {
+        let before = command_calls(&mut observer).await;
+        let answer = store.claim(own(token), ttl).await.expect("answers");
+        let left = pttl(&mut observer, &redis_key).await;
+        match answer {
+            Lookup::Abandoned {
+                expires_in: Some(expires_in),
+            } => {
+                let expires_in = u64::try_from(expires_in.as_millis()).expect("fits");
+                assert!(
+                    (u64::try_from(left).expect("an expiry")..=60_000).contains(&expires_in),
+                    "{token}: expires in {expires_in} ms, PTTL {left} after"
+                );
+            }
+            other => panic!("{token}: expected the claim abandoned, found {other:?}"),
+        }
+        assert_eq!(
+            delta(&before, &command_calls(&mut observer).await)["evalsha"],
+            1,
+            "{token}: one round trip"
+        );
+    }
+    // A wait does not wait: one look, the same answer.
+    let before = command_calls(&mut observer).await;
+    let answer = store
+        .wait(own("call-2"), ttl, Duration::from_secs(5))
+        .await
+        .expect("answers");
+    assert!(
+        matches!(
+            answer,
+            Lookup::Abandoned {
+                expires_in: Some(_)
+            }
+        ),
+        "{answer:?}"
+    );
     assert_eq!(
-        store.claim(own, ttl).await.expect("answers"),
+        delta(&before, &command_calls(&mut observer).await)["evalsha"],
+        1,
+        "the wait looked once"
+    );
+    // The value was left as it was: pending, marked abandoned.
+    assert_eq!(get(&mut observer, &redis_key).await, Some(value.clone()));
+    let value: serde_json::Value = serde_json::from_str(&value).expect("JSON");
+    assert_eq!(value["state"], "pending", "{value}");
+    assert_eq!(value["abandoned"], true, "{value}");
+}
+
+/// Pauses every client's writes for `millis` (`CLIENT PAUSE .. WRITE`): what they send is
+/// applied when the pause ends.
+async fn pause_writes(connection: &mut MultiplexedConnection, millis: u64) {
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(millis)
+        .arg("WRITE")
+        .query_async(connection)
+        .await
+        .expect("CLIENT PAUSE answers");
+}
+
+/// Returns once a pause of writes (shorter than 2 s) has ended: a write of a plain connection
+/// of its own is held until then.
+fn after_the_pause(server: &RedisServer) {
+    tests::redis_server::command(&format!("127.0.0.1:{}", server.port()), &["INCR", "probe"])
+        .expect("INCR answers after the pause");
+}
+
+#[tokio::test]
+async fn a_claim_the_server_applies_after_the_store_gave_up_lapses_within_a_lease() {
+    const TIMEOUT: Duration = Duration::from_millis(200);
+    let server = RedisServer::start();
+    let store = RedisStore::connect_with_timeout(&server.url(), TIMEOUT)
+        .await
+        .expect("connects");
+    let mut observer = observer(&server).await;
+    let window = Duration::from_secs(600);
+    let first = key("s-1", "refund", "d1");
+    let redis_key = store.idempotency_key(&first);
+
+    // The server holds the claim past the timeout: the store answers an error...
+    pause_writes(&mut observer, 1_000).await;
+    let answer = store.claim(first.clone(), window).await;
+    assert!(matches!(answer, Err(StoreError(_))), "{answer:?}");
+    // ... and the server applies the claim when the pause ends. Nothing runs it: it must not
+    // hold the key for the window, only for a short lease (twice the command timeout).
+    after_the_pause(&server);
+    if let Some(text) = get(&mut observer, &redis_key).await {
+        let left = pttl(&mut observer, &redis_key).await;
+        assert!(
+            left <= 2 * i64::try_from(TIMEOUT.as_millis()).expect("fits"),
+            "a claim nobody confirmed holds the key for {left} ms: {text}"
+        );
+        let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(value["confirmed"], false, "{value}");
+    }
+    // Another holder waits no longer than the lease, and gets the key.
+    let answer = store
+        .wait(first.clone(), window, Duration::from_secs(3))
+        .await
+        .expect("answers");
+    let Lookup::Claimed(claim) = answer else {
+        panic!("the key was still held after the lease: {answer:?}");
+    };
+    // Claimed and confirmed: the key holds for the window from then on.
+    let left = pttl(&mut observer, &redis_key).await;
+    assert!((599_000..=600_000).contains(&left), "PTTL {left}");
+    let value: serde_json::Value =
+        serde_json::from_str(&get(&mut observer, &redis_key).await.expect("kept")).expect("JSON");
+    assert_eq!(value["confirmed"], true, "{value}");
+    assert_eq!(value["lease"], claim.holder.as_str(), "{value}");
+}
+
+/// Log lines, for the tests that read them.
+#[derive(Clone, Default)]
+struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl io::Write for Log {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Ok(mut log) = self.0.lock() {
+            log.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Log {
+    fn text(&self) -> String {
+        self.0
+            .lock()
+            .map(|log| String::from_utf8_lossy(&log).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// The lines at `level` (`WARN`, `INFO`, ...).
+    fn lines_at(&self, level: &str) -> Vec<String> {
+        self.text()
+            .lines()
+            .filter(|line| line.split_whitespace().nth(1) == Some(level))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// What connecting to a server started with `settings` logs, from `DEBUG` up.
+async fn connect_logs(settings: &[&str]) -> Log {
+    let log = Log::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let log = log.clone();
+            move || log.clone()
+        })
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let server = RedisServer::start_with(settings);
+    // The subscriber is this thread's: the test's runtime runs here.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    RedisStore::connect(&server.url())
+        .await
+        .expect("the store connects");
+    log
+}
+
+#[tokio::test]
+async fn connect_warns_when_a_restart_would_forget_claims() {
+    // No AOF, no snapshots: a restart forgets everything.
+    let log = connect_logs(&["--appendonly", "no", "--save", ""]).await;
+    let warnings = log.lines_at("WARN");
+    assert!(
+        warnings
+            .iter()
+            .any(|line| line.contains("appendonly no") && line.contains("runs the write again")),
+        "{}",
+        log.text()
+    );
+
+    // Snapshots only: a restart forgets what came after the last one.
+    let log = connect_logs(&["--appendonly", "no", "--save", "3600 1"]).await;
+    let warnings = log.lines_at("WARN");
+    assert!(
+        warnings
+            .iter()
+            .any(|line| line.contains("appendonly no") && line.contains("last snapshot")),
+        "{}",
+        log.text()
+    );
+}
+
+#[tokio::test]
+async fn connect_does_not_warn_when_the_server_keeps_an_append_only_file() {
+    let log = connect_logs(&["--appendonly", "yes", "--appendfsync", "everysec"]).await;
+    assert_eq!(log.lines_at("WARN"), Vec::<String>::new(), "{}", log.text());
+    // What everysec still risks is said, once, less loudly.
+    let infos = log.lines_at("INFO");
+    assert!(
+        infos
+            .iter()
+            .any(|line| line.contains("appendfsync everysec") && line.contains("second")),
+        "{}",
+        log.text()
+    );
+
+    let log = connect_logs(&["--appendonly", "yes", "--appendfsync", "always"]).await;
+    assert_eq!(log.lines_at("WARN"), Vec::<String>::new(), "{}", log.text());
+    assert_eq!(log.lines_at("INFO"), Vec::<String>::new(), "{}", log.text());
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_config_is_connected_to_and_said_so() {
+    // As a managed service does: CONFIG is not available.
+    let log = connect_logs(&["--rename-command", "CONFIG", ""]).await;
+    assert_eq!(log.lines_at("WARN"), Vec::<String>::new(), "{}", log.text());
+    let infos = log.lines_at("INFO");
+    assert!(
+        infos
+            .iter()
+            .any(|line| line.contains("persistence") && line.contains("appendonly yes")),
+        "{}",
+        log.text()
+    );
+}
+
+#[tokio::test]
+async fn a_call_claims_its_own_unconfirmed_claim_again_once_it_could_be_abandoned() {
+    const TIMEOUT: Duration = Duration::from_millis(500);
+    let server = RedisServer::start();
+    let store = RedisStore::connect_with_timeout(&server.url(), TIMEOUT)
+        .await
+        .expect("connects");
+    let mut observer = observer(&server).await;
+    let window = Duration::from_secs(600);
+    let own = |token: &str| {
+        let mut key = key("s-1", "refund", "d3");
+        key.holder = Some(Holder {
+            token: token.into(),
+            stale_after: Duration::from_millis(50),
+        });
+        key
+    };
+    let redis_key = store.idempotency_key(&own("call-1"));
+
+    // The claim is applied after the store gave up: pending, never confirmed.
+    pause_writes(&mut observer, 1_200).await;
+    let answer = store.claim(own("call-1"), window).await;
+    assert!(matches!(answer, Err(StoreError(_))), "{answer:?}");
+    after_the_pause(&server);
+    let value: serde_json::Value =
+        serde_json::from_str(&get(&mut observer, &redis_key).await.expect("applied"))
+            .expect("JSON");
+    assert_eq!(value["confirmed"], false, "{value}");
+
+    // Another call waits for it; the call itself claims it afresh (nothing ran under it).
+    assert_eq!(
+        store.claim(own("call-2"), window).await.expect("answers"),
         Lookup::Pending
     );
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let claim = claimed(&store, &own("call-1"), window).await;
+    let value: serde_json::Value =
+        serde_json::from_str(&get(&mut observer, &redis_key).await.expect("claimed"))
+            .expect("JSON");
+    assert_eq!(value["lease"], claim.holder.as_str(), "{value}");
+    assert_eq!(value["confirmed"], true, "{value}");
+    let left = pttl(&mut observer, &redis_key).await;
+    assert!((599_000..=600_000).contains(&left), "PTTL {left}");
 }

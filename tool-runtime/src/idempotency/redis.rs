@@ -10,28 +10,66 @@
 //!
 //! | key | type | holds | expires |
 //! |---|---|---|---|
-//! | `<prefix>:idem:<scope>:<tool>:<digest>` | string | the claim or the result, JSON | the idempotency window, from the first claim |
+//! | `<prefix>:idem:<scope>:<tool>:<digest>` | string | the claim or the result, JSON | a claim not yet confirmed: its lease (twice the command timeout, at most the window); then the idempotency window, from the first claim |
 //! | `<prefix>:approval:<session>:<request_id>` | string | a [`PendingApproval`], JSON | [`RedisStore::with_approval_ttl`] (24 h) after it was put |
 //! | `<prefix>:approvals:<session>` | sorted set | the session's pending request ids (escaped), scored by arrival | with the session's newest request |
 //! | `<prefix>:approval-seq` | string | the arrival counter that orders requests across processes | never |
 //!
 //! An idempotency value is
-//! `{"state":"pending","holder":"…","lease":"…","arguments_digest":"…","since":…}` (`holder`:
-//! the call's token, which may take an abandoned claim over; `lease`: this claim's own token,
-//! new on each takeover; `since`: the claim's time on the server, in milliseconds) while an
-//! execution holds the key and `{"state":"done","result":{…}}` (a [`StoredResult`]) once it
-//! succeeded.
+//! `{"state":"pending","holder":"…","lease":"…","arguments_digest":"…","confirmed":…,"since":…}`
+//! while an execution holds the key (`holder`: the call's token, which may take a claim its
+//! crashed run left over; `lease`: this claim's own token, new on each takeover; `confirmed`:
+//! whether the claimer heard its claim answered in time, see below; `since`: the claim's time
+//! on the server, in milliseconds; a claim left by a run the runtime stopped mid-flight also
+//! has `"abandoned":true`, and a holder no call has) and `{"state":"done","result":{…}}` (a
+//! [`StoredResult`]) once it succeeded.
+//!
+//! # Claims the store gave up on
+//!
+//! A claim whose answer does not arrive within the command timeout is answered as an error,
+//! and the call does not run; but the server may still apply it (it was paused or slow, or
+//! the answer was lost on the way back). So a claim is written with a short lease (twice the
+//! command timeout, at most the window) and `"confirmed":false`, and the store confirms it
+//! once it has heard it answered. The confirmation gives the key the rest of the window, and
+//! the server applies it only while the store can still hear its answer: within what is left
+//! of the command timeout since the claim was sent, counted on the server's clock from
+//! `since` (a claim is applied before its answer is heard, so this never outlasts the store's
+//! own deadline). Only a confirmed claim runs, so a run in progress, or one that crashed after
+//! doing its work, holds the key for the window, as before; a claim nobody confirmed lapses
+//! with its lease, and a repeat then runs. The same call (its own holder token) claims afresh
+//! an unconfirmed claim of its own once it could be abandoned, without waiting for the lease.
+//!
+//! When the confirmation is not answered in time, the call does not run either, and the store
+//! releases the claim in the background (six tries, the pauses between them doubling from
+//! 100 ms): a confirmation applied whose answer was lost would hold the key for the window
+//! otherwise. That is the one case that needs the server to answer this process again; a
+//! store cut off from the server for longer leaves such a claim to its window (its repeats
+//! are refused, never run twice).
 //!
 //! # Round trips
 //!
-//! Every operation is one Lua script, run with `EVALSHA`: a claim that finds a result costs
-//! one round trip, a claim that wins and its completion cost two. The scripts are loaded
-//! when the store connects (one round trip for all); a server that lost them (a restart,
-//! `SCRIPT FLUSH`) answers `NOSCRIPT` once per script, and the client loads it again (two
-//! more round trips, once). `wait` polls
-//! the claim script with a backoff of 10 ms doubling to 100 ms. An approval's `put`,
-//! `pending` and `take` are one round trip each; `take` reads and deletes in one script, so
-//! across processes exactly one caller gets a request.
+//! Every operation is one Lua script, run with `EVALSHA`: a claim that finds a result (a hit),
+//! a claim that finds another execution's, and a claim left abandoned cost one round trip; a
+//! claim that wins costs two (the claim, its confirmation), so a first run costs three with
+//! its completion (or its release, or its abandonment); the tool starts after the second.
+//! That third round trip is the price of the lease above: without it, either a claim the
+//! store gave up on would hold the key for the window, or a run that crashed in its first
+//! seconds would let a copy run again. The scripts are loaded when the store connects (one
+//! round trip for all, and one more to read the server's persistence settings); a server that
+//! lost them (a restart, `SCRIPT FLUSH`) answers `NOSCRIPT` once per script, and the client
+//! loads it again (two more round trips, once). `wait` polls the claim script with a backoff
+//! of 10 ms doubling to 100 ms. An approval's `put`, `pending` and `take` are one round trip
+//! each; `take` reads and deletes in one script, so across processes exactly one caller gets a
+//! request.
+//!
+//! | operation | round trips |
+//! |---|---|
+//! | claim: a hit, held elsewhere, or abandoned | 1 |
+//! | claim that wins: claim, confirmation | 2 |
+//! | first run: claim, confirmation, completion (or release, or abandonment) | 3 |
+//! | `wait` | 1 per look |
+//! | approval `put`, `pending`, `take` | 1 each |
+//! | connect: load the scripts, read the persistence settings | 2, once |
 //!
 //! The scripts compute the approval keys they read from the session's index, so the store
 //! suits a single Redis server (or a primary behind Sentinel), not Redis Cluster.
@@ -39,12 +77,13 @@
 //! # Bounds
 //!
 //! Every operation answers within the store's command timeout (2 s unless
-//! [`RedisStore::connect_with_timeout`] says otherwise; `wait` within its wait and one
-//! timeout more): an unreachable or silent server is a [`StoreError`] (an [`io::Error`] for
-//! approvals), never a hang. The connection is a
-//! [`ConnectionManager`], which reconnects after the server comes back.
+//! [`RedisStore::connect_with_timeout`] says otherwise; a claim and its confirmation within
+//! one timeout together; `wait` within its wait and one timeout more): an unreachable or
+//! silent server is a [`StoreError`] (an [`io::Error`] for approvals), never a hang. The
+//! connection is a [`ConnectionManager`], which reconnects after the server comes back.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::io;
@@ -78,49 +117,68 @@ const FIRST_POLL_DELAY: Duration = Duration::from_millis(10);
 /// The longest pause of [`IdempotencyStore::wait`] between two looks.
 const MAX_POLL_DELAY: Duration = Duration::from_millis(100);
 
+/// How many times a claim the store gave up on after it was answered is released in the
+/// background before the store stops trying (the pauses between them double from
+/// [`FIRST_RELEASE_DELAY`]).
+const RELEASE_ATTEMPTS: u32 = 6;
+
+/// The first pause between two background releases of a claim the store gave up on.
+const FIRST_RELEASE_DELAY: Duration = Duration::from_millis(100);
+
 /// The longest expiry given to Redis, in milliseconds (about 146 million years): longer ones
 /// would overflow the server's clock arithmetic.
 const MAX_TTL_MILLIS: u64 = 1 << 62;
 
 /// Claims the key if it is free, stamping the pending value with the server's time
-/// (`since`); takes it over if it is pending with the caller's own token and older than the
-/// caller's bound (the key then lasts at least that bound again, as long as the call can run);
-/// otherwise returns what holds it.
+/// (`since`), for the short lease until it is confirmed; takes it over if it is pending with
+/// the caller's own token and older than the caller's bound (a confirmed claim then lasts at
+/// least that bound again, as long as the call can run; one never confirmed is claimed
+/// afresh); answers a claim left abandoned with its time left; otherwise returns what holds
+/// it.
 ///
-/// KEYS[1]: the key. ARGV[1]: the pending value. ARGV[2]: the window in milliseconds.
+/// KEYS[1]: the key. ARGV[1]: the pending value. ARGV[2]: the lease in milliseconds.
 /// ARGV[3]: the caller's own token, or empty. ARGV[4]: after how many milliseconds a claim
-/// with that token is abandoned. Returns nil when claimed, `TAKEN_OVER` when taken over, else
-/// the current value.
-const CLAIM_SCRIPT: &str = r"
+/// with that token is abandoned. Returns `{'claimed'}` (to be confirmed), `{'taken_over'}`,
+/// `{'abandoned', <PTTL>}` or `{'found', <value>}`.
+const CLAIM_SCRIPT: &str = r#"
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local pending = cjson.decode(ARGV[1])
 pending.since = now
-if redis.call('SET', KEYS[1], cjson.encode(pending), 'NX', 'PX', ARGV[2]) then
-  return false
+local fresh = cjson.encode(pending)
+if redis.call('SET', KEYS[1], fresh, 'NX', 'PX', ARGV[2]) then
+  return {'claimed'}
 end
 local found = redis.call('GET', KEYS[1])
-if found and ARGV[3] ~= '' then
-  local ok, held = pcall(cjson.decode, found)
-  if ok and type(held) == 'table' and held.state == 'pending' and held.holder == ARGV[3]
-      and type(held.since) == 'number' and now - held.since >= tonumber(ARGV[4]) then
+-- A result (written by the store, its tag first) is answered without decoding it.
+if string.sub(found, 1, 15) == '{"state":"done"' then
+  return {'found', found}
+end
+local ok, held = pcall(cjson.decode, found)
+if ok and type(held) == 'table' and held.state == 'pending' then
+  if held.abandoned then
+    return {'abandoned', tostring(redis.call('PTTL', KEYS[1]))}
+  end
+  if ARGV[3] ~= '' and held.holder == ARGV[3] and type(held.since) == 'number'
+      and now - held.since >= tonumber(ARGV[4]) then
+    if held.confirmed == false then
+      redis.call('SET', KEYS[1], fresh, 'PX', ARGV[2])
+      return {'claimed'}
+    end
     held.since = now
     held.lease = pending.lease
     redis.call('SET', KEYS[1], cjson.encode(held), 'KEEPTTL')
     if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then
       redis.call('PEXPIRE', KEYS[1], ARGV[4])
     end
-    return 'TAKEN_OVER'
+    return {'taken_over'}
   end
 end
-return found
-";
+return {'found', found}
+"#;
 
-/// What the claim script answers when the caller took its own abandoned claim over.
-const TAKEN_OVER: &str = "TAKEN_OVER";
-
-/// Whether the value of KEYS[1] is pending under the claim `lease` (shared by complete,
-/// release and abandon).
+/// The pending value of KEYS[1] if it is held by the claim `lease`, else false (shared by
+/// confirm, complete, release and abandon).
 const HELD_BY: &str = r"
 local function held_by(key, lease)
   local current = redis.call('GET', key)
@@ -128,8 +186,34 @@ local function held_by(key, lease)
     return false
   end
   local ok, value = pcall(cjson.decode, current)
-  return ok and type(value) == 'table' and value.state == 'pending' and value.lease == lease
+  if ok and type(value) == 'table' and value.state == 'pending' and value.lease == lease then
+    return value
+  end
+  return false
 end
+";
+
+/// Confirms a claim its claimer heard answered: the key gets the rest of the window, counted
+/// from the claim. Applied only within `ARGV[3]` milliseconds of the claim (`since`): later,
+/// the claimer has given up and the claim is left to lapse with its lease.
+///
+/// KEYS[1]: the key. ARGV[1]: the claim's lease. ARGV[2]: the window in milliseconds.
+/// ARGV[3]: how long after the claim a confirmation is still heard, in milliseconds. Returns 1
+/// when confirmed.
+const CONFIRM_BODY: &str = r"
+local value = held_by(KEYS[1], ARGV[1])
+if value and value.confirmed == false and type(value.since) == 'number' then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local age = math.max(now - value.since, 0)
+  if age <= tonumber(ARGV[3]) then
+    value.confirmed = true
+    local left = math.max(tonumber(ARGV[2]) - age, 1)
+    redis.call('SET', KEYS[1], cjson.encode(value), 'PX', string.format('%.0f', left))
+    return 1
+  end
+end
+return 0
 ";
 
 /// Keeps the result if the claim still holds the key, keeping the key's remaining time.
@@ -154,15 +238,17 @@ end
 return 0
 ";
 
-/// Gives the claim a token no call holds, if the claim still holds the key: a run stopped
-/// mid-flight leaves it to its window, never to a takeover.
+/// Marks the claim abandoned, if it still holds the key, and gives it a token no call holds:
+/// a run stopped mid-flight leaves it to its window, never to a takeover, and a claim on it is
+/// answered at once.
 ///
 /// KEYS[1]: the key. ARGV[1]: the claim's lease. ARGV[2]: the new token. Returns 1 when
 /// changed.
 const ABANDON_BODY: &str = r"
-if held_by(KEYS[1], ARGV[1]) then
-  local value = cjson.decode(redis.call('GET', KEYS[1]))
+local value = held_by(KEYS[1], ARGV[1])
+if value then
   value.holder = ARGV[2]
+  value.abandoned = true
   redis.call('SET', KEYS[1], cjson.encode(value), 'KEEPTTL')
   return 1
 end
@@ -249,6 +335,24 @@ pub enum RedisStoreError {
         /// Why it could not be written.
         source: serde_json::Error,
     },
+    /// A script answered something the store does not know (another version's script under
+    /// the same name?).
+    #[error("unexpected answer for `{key}`: {answer}")]
+    Unexpected {
+        /// The key the script ran on.
+        key: String,
+        /// What it answered.
+        answer: String,
+    },
+    /// A claim was answered, but not confirmed within the command timeout: the call does not
+    /// run, and the claim lapses with its lease.
+    #[error("the claim on `{key}` was not confirmed within {timeout:?}; it lapses by itself")]
+    Unconfirmed {
+        /// The key claimed.
+        key: String,
+        /// The command timeout.
+        timeout: Duration,
+    },
 }
 
 impl From<RedisStoreError> for StoreError {
@@ -269,9 +373,10 @@ impl From<RedisStoreError> for io::Error {
                 io::ErrorKind::ConnectionAborted
             }
             RedisStoreError::Redis(_) => io::ErrorKind::Other,
-            RedisStoreError::Decode { .. } | RedisStoreError::Encode { .. } => {
-                io::ErrorKind::InvalidData
-            }
+            RedisStoreError::Decode { .. }
+            | RedisStoreError::Encode { .. }
+            | RedisStoreError::Unexpected { .. } => io::ErrorKind::InvalidData,
+            RedisStoreError::Unconfirmed { .. } => io::ErrorKind::TimedOut,
         };
         io::Error::new(kind, error)
     }
@@ -286,6 +391,9 @@ enum EntryRef<'a> {
         holder: &'a str,
         lease: &'a str,
         arguments_digest: &'a str,
+        /// Whether the claimer heard its claim answered (always `false` as written: the
+        /// confirmation sets it).
+        confirmed: bool,
     },
     /// An execution succeeded.
     Done { result: &'a StoredResult },
@@ -305,19 +413,21 @@ enum Entry {
 /// trip).
 struct Scripts {
     claim: Script,
+    confirm: Script,
     complete: Script,
     release: Script,
     abandon: Script,
     put_approval: Script,
     pending_approvals: Script,
     take_approval: Script,
-    sources: [String; 7],
+    sources: [String; 8],
 }
 
 impl Scripts {
     fn new() -> Self {
         let sources = [
             CLAIM_SCRIPT.to_owned(),
+            format!("{HELD_BY}{CONFIRM_BODY}"),
             format!("{HELD_BY}{COMPLETE_BODY}"),
             format!("{HELD_BY}{RELEASE_BODY}"),
             format!("{HELD_BY}{ABANDON_BODY}"),
@@ -327,6 +437,7 @@ impl Scripts {
         ];
         let [
             claim,
+            confirm,
             complete,
             release,
             abandon,
@@ -336,6 +447,7 @@ impl Scripts {
         ] = sources.each_ref().map(|source| Script::new(source));
         Self {
             claim,
+            confirm,
             complete,
             release,
             abandon,
@@ -350,11 +462,36 @@ impl Scripts {
 /// An [`IdempotencyStore`] and an [`ApprovalStore`] in Redis (feature `redis`): claims,
 /// results and pending approvals shared by every process connected to the same server.
 ///
-/// Each operation is one Lua script (one round trip) and answers within the command timeout
-/// (2 s by default): an unreachable server is an error, never a hang. The module
-/// documentation gives the key layout and the scripts' contracts.
+/// Each operation is one Lua script (one round trip; a claim that wins, two: it is confirmed
+/// before the call runs) and answers within the command timeout (2 s by default): an
+/// unreachable server is an error, never a hang. The module documentation gives the key
+/// layout, the scripts' contracts and what each operation costs.
 ///
 /// Cloning is cheap: clones share the connection.
+///
+/// # Persistence
+///
+/// Exactly once holds only as long as the server keeps its keys: a server restarted with an
+/// empty dataset has forgotten every claim and result, and a repeat after it runs the write
+/// again. The server needs the append-only file (`appendonly yes`):
+///
+/// - `appendfsync always` syncs the file before each answer: a claim answered is on disk, at
+///   the cost of a disk sync per write (each claim, confirmation and completion).
+/// - `appendfsync everysec` (Redis's default once AOF is on) syncs once a second: a crash of
+///   the machine (or of the server, when its disk falls behind) loses up to about a second of
+///   claims and results, whose repeats then run again.
+/// - RDB snapshots alone (`save`, with `appendonly no`) lose everything since the last
+///   snapshot; with neither, a restart loses everything.
+/// - Replicas are updated asynchronously: a failover to a replica can lose claims and results
+///   the primary had answered. `WAIT` and `min-replicas-to-write` narrow that window; they do
+///   not close it.
+///
+/// [`connect`](Self::connect) reads the server's settings (`CONFIG GET appendonly`,
+/// `appendfsync`, `save`) and logs a warning through `tracing` when a restart would forget
+/// claims (`appendonly no`), and, at info level, what `appendfsync everysec` or `no` still
+/// risks. A server that refuses `CONFIG` (as many managed services do) is connected to all
+/// the same, and that the settings could not be read is logged at info level: check the
+/// service's persistence settings yourself.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), tool_runtime::StoreError> {
@@ -418,6 +555,7 @@ impl RedisStore {
             approval_ttl: DEFAULT_APPROVAL_TTL,
         };
         store.load_scripts().await?;
+        store.check_persistence().await;
         Ok(store)
     }
 
@@ -496,13 +634,77 @@ impl RedisStore {
         .await
     }
 
-    /// Runs the claim script once.
+    /// Reads the server's persistence settings and says through `tracing` what a restart or a
+    /// crash of the server would forget. Never an error: a server that refuses `CONFIG` is
+    /// still used.
+    async fn check_persistence(&self) {
+        let mut pipeline = ::redis::pipe();
+        for setting in ["appendonly", "appendfsync", "save"] {
+            pipeline.cmd("CONFIG").arg("GET").arg(setting);
+        }
+        let mut connection = self.connection.clone();
+        let settings = bounded(self.command_timeout, async move {
+            Ok(pipeline
+                .query_async::<Vec<HashMap<String, String>>>(&mut connection)
+                .await?)
+        })
+        .await;
+        let settings: HashMap<String, String> = match settings {
+            Ok(settings) => settings.into_iter().flatten().collect(),
+            Err(error) => {
+                tracing::info!(
+                    %error,
+                    "cannot read the Redis server's persistence settings (CONFIG GET refused, \
+                     as on many managed services): exactly once across a restart of the \
+                     server needs appendonly yes; check the service's settings"
+                );
+                return;
+            }
+        };
+        let setting = |name: &str| settings.get(name).map(String::as_str);
+        match (
+            setting("appendonly"),
+            setting("appendfsync"),
+            setting("save"),
+        ) {
+            (Some("no"), _, Some("") | None) => tracing::warn!(
+                "the Redis server keeps nothing on disk (appendonly no, no snapshots): a \
+                 restart forgets every idempotency claim and result, and a repeat after it runs \
+                 the write again; set appendonly yes"
+            ),
+            (Some("no"), _, Some(save)) => tracing::warn!(
+                save,
+                "the Redis server keeps only RDB snapshots (appendonly no): a restart forgets \
+                 the idempotency claims and results since the last snapshot, and a repeat of \
+                 those runs the write again; set appendonly yes"
+            ),
+            (Some("yes"), Some("everysec"), _) => tracing::info!(
+                "the Redis server syncs its append-only file once a second (appendfsync \
+                 everysec): a crash of its machine can lose up to about a second of \
+                 idempotency claims, whose repeats then run again"
+            ),
+            (Some("yes"), Some("no"), _) => tracing::info!(
+                "the Redis server leaves syncing its append-only file to the operating system \
+                 (appendfsync no): a crash of its machine can lose the idempotency claims of \
+                 the last seconds, whose repeats then run again"
+            ),
+            (appendonly, appendfsync, save) => tracing::debug!(
+                appendonly,
+                appendfsync,
+                save,
+                "the Redis server's persistence settings"
+            ),
+        }
+    }
+
+    /// Runs the claim script once, and confirms a claim that wins.
     async fn claim_once(
         &self,
         redis_key: &str,
         key: &IdempotencyKey,
         ttl: Duration,
     ) -> Result<Lookup, RedisStoreError> {
+        let sent = tokio::time::Instant::now();
         let holder = key
             .holder
             .as_ref()
@@ -520,33 +722,150 @@ impl RedisStore {
                 holder: &holder,
                 lease: &lease,
                 arguments_digest: &key.arguments_digest,
+                confirmed: false,
             },
         )?;
+        let claim_lease = self.claim_lease().min(ttl);
         let mut connection = self.connection.clone();
-        let found: Option<String> = bounded(self.command_timeout, async move {
+        let answer: Vec<String> = bounded(self.command_timeout, async move {
             Ok(self
                 .scripts
                 .claim
                 .key(redis_key)
                 .arg(pending)
-                .arg(ttl_millis(ttl))
+                .arg(ttl_millis(claim_lease))
                 .arg(own)
                 .arg(stale_after)
                 .invoke_async(&mut connection)
                 .await?)
         })
         .await?;
-        let Some(text) = found.filter(|text| text != TAKEN_OVER) else {
-            return Ok(Lookup::Claimed(Claim { holder: lease }));
+        let unexpected = || RedisStoreError::Unexpected {
+            key: redis_key.to_owned(),
+            answer: format!("{answer:?}"),
         };
-        match serde_json::from_str(&text) {
-            Ok(Entry::Done { result }) => Ok(Lookup::Done(result)),
-            Ok(Entry::Pending {}) => Ok(Lookup::Pending),
-            Err(source) => Err(RedisStoreError::Decode {
-                key: redis_key.to_owned(),
-                source,
-            }),
+        match answer.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["claimed"] => {
+                self.confirm(redis_key, &lease, ttl, sent).await?;
+                Ok(Lookup::Claimed(Claim { holder: lease }))
+            }
+            ["taken_over"] => Ok(Lookup::Claimed(Claim { holder: lease })),
+            ["abandoned", left] => {
+                let left: i64 = left.parse().map_err(|_| unexpected())?;
+                Ok(Lookup::Abandoned {
+                    expires_in: u64::try_from(left).ok().map(Duration::from_millis),
+                })
+            }
+            ["found", text] => match serde_json::from_str(text) {
+                Ok(Entry::Done { result }) => Ok(Lookup::Done(result)),
+                Ok(Entry::Pending {}) => Ok(Lookup::Pending),
+                Err(source) => Err(RedisStoreError::Decode {
+                    key: redis_key.to_owned(),
+                    source,
+                }),
+            },
+            _ => Err(unexpected()),
         }
+    }
+
+    /// How long a claim holds the key until it is confirmed: twice the command timeout, so
+    /// a confirmation applied as late as the claimer can still hear it finds the claim.
+    fn claim_lease(&self) -> Duration {
+        self.command_timeout.saturating_mul(2)
+    }
+
+    /// Confirms the claim `lease` that was sent at `sent` and answered: from then on it holds
+    /// the key for the rest of the window (`ttl` from the claim). Within what is left of the
+    /// command timeout since `sent`; the script applies it only that long after the claim,
+    /// so a confirmation the server applies after this store gave up on it does nothing.
+    async fn confirm(
+        &self,
+        redis_key: &str,
+        lease: &str,
+        ttl: Duration,
+        sent: tokio::time::Instant,
+    ) -> Result<(), RedisStoreError> {
+        let left =
+            (sent + self.command_timeout).saturating_duration_since(tokio::time::Instant::now());
+        // Whole milliseconds, rounded down: the server's clock counts in them.
+        let left_millis = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+        let mut connection = self.connection.clone();
+        let confirmed: Result<i64, _> = bounded(left, async {
+            Ok(self
+                .scripts
+                .confirm
+                .key(redis_key)
+                .arg(lease)
+                .arg(ttl_millis(ttl))
+                .arg(left_millis)
+                .invoke_async(&mut connection)
+                .await?)
+        })
+        .await;
+        match confirmed {
+            Ok(1) => Ok(()),
+            Ok(_) => Err(RedisStoreError::Unconfirmed {
+                key: redis_key.to_owned(),
+                timeout: self.command_timeout,
+            }),
+            Err(error) => {
+                // The confirmation may have been applied, its answer lost: released in the
+                // background, or the key would be held for the window with nothing running.
+                self.release_in_background(redis_key.to_owned(), lease.to_owned());
+                Err(match error {
+                    RedisStoreError::Timeout(_) => RedisStoreError::Unconfirmed {
+                        key: redis_key.to_owned(),
+                        timeout: self.command_timeout,
+                    },
+                    other => other,
+                })
+            }
+        }
+    }
+
+    /// Releases the claim `lease` (that nothing runs) once the server answers, trying
+    /// [`RELEASE_ATTEMPTS`] times with a doubling pause; a store used outside a Tokio runtime
+    /// leaves the claim to its window.
+    fn release_in_background(&self, redis_key: String, lease: String) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                key = %redis_key,
+                "no Tokio runtime to release a claim nothing runs: it holds the key until its \
+                 window ends"
+            );
+            return;
+        };
+        let store = self.clone();
+        runtime.spawn(async move {
+            let mut delay = FIRST_RELEASE_DELAY;
+            for attempt in 1..=RELEASE_ATTEMPTS {
+                match store
+                    .holder_script(&store.scripts.release, &redis_key, &lease, "")
+                    .await
+                {
+                    Ok(released) => {
+                        tracing::debug!(
+                            key = %redis_key,
+                            released = released == 1,
+                            "released a claim the store gave up on"
+                        );
+                        return;
+                    }
+                    Err(error) if attempt == RELEASE_ATTEMPTS => {
+                        tracing::warn!(
+                            key = %redis_key,
+                            %error,
+                            "could not release a claim the store gave up on: if its \
+                             confirmation was applied, it holds the key until its window ends"
+                        );
+                    }
+                    Err(_) => {
+                        tokio::time::sleep(delay).await;
+                        delay = delay.saturating_mul(2);
+                    }
+                }
+            }
+        });
     }
 
     async fn wait_for(
@@ -872,11 +1191,12 @@ mod tests {
             holder: "h",
             lease: "l",
             arguments_digest: "d",
+            confirmed: false,
         })
         .expect("encodes");
         assert_eq!(
             pending,
-            serde_json::json!({"state": "pending", "holder": "h", "lease": "l", "arguments_digest": "d"})
+            serde_json::json!({"state": "pending", "holder": "h", "lease": "l", "arguments_digest": "d", "confirmed": false})
         );
         let result = StoredResult {
             arguments_digest: "d".into(),
@@ -888,6 +1208,8 @@ mod tests {
             done,
             r#"{"state":"done","result":{"arguments_digest":"d","output":"\"ok\""}}"#
         );
+        // The claim script tells a result by this prefix, without decoding it.
+        assert!(done.starts_with(r#"{"state":"done""#));
         assert!(matches!(
             serde_json::from_str(&done),
             Ok(Entry::Done { result: read }) if read == result
