@@ -1086,6 +1086,9 @@ fn seq_comes_later(reader: &mut impl BufRead, seq: u64) -> bool {
 mod turn_tests;
 
 #[cfg(test)]
+mod review_tests;
+
+#[cfg(test)]
 mod tests {
     use std::path::PathBuf;
     use std::sync::Arc;
