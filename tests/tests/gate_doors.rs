@@ -409,46 +409,56 @@ async fn an_edit_of_a_pending_call_made_from_the_redacted_view_keeps_the_secret_
 }
 
 #[tokio::test]
-async fn a_pending_call_sealed_under_other_keys_is_refused_not_run() {
-    let store = Arc::new(MemoryApprovalStore::default());
-    let session = Session::new("s-1");
-    let (first, _) = deferring(&store, MemoryAudit::default());
-    let pending = pend(
-        &first,
-        &session,
+async fn a_pending_call_changed_in_the_store_is_refused_not_run() {
+    let secret_call = || {
         ToolCall::new(
             "c1",
             "configure",
             json!({ "name": "crm", "api_key": SECRET }),
-        ),
-    )
-    .await;
-    // A runtime with other keys cannot sign for it, nor open what it sealed.
-    let other = Arc::clone(&store);
-    let (stranger, desk) = desk(move |builder| {
-        builder
-            .approval_store(other as Arc<dyn ApprovalStore>)
-            .decision_keys(DecisionKeys::new("k2", [9_u8; 32].to_vec()))
-    });
-    let decision = match stranger.sign_decision(&pending, Approval::Approve) {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
+        )
     };
-    let report = first.resume(&session, [decision]).await;
-    assert_eq!(kinds(&report), [Some("invalid_decision")]);
-    assert!(
-        desk.configured
-            .lock()
-            .map(|ran| ran.is_empty())
-            .unwrap_or(false)
-    );
-    // The request is still there for a decision signed with the right keys.
-    assert_eq!(
-        first
-            .pending_approvals(&session)
-            .await
-            .map(|p| p.len())
-            .ok(),
-        Some(1)
-    );
+    type Change = fn(&mut tool_runtime::PendingApproval, &tool_runtime::PendingApproval);
+    let changes: [(&str, Change); 3] = [
+        // What a person reads, made to look harmless.
+        ("the arguments shown", |pending, _| {
+            pending.arguments["name"] = json!("harmless");
+        }),
+        // The sealed arguments of another request moved onto this one.
+        ("the sealed arguments", |pending, other| {
+            pending.sealed_arguments = other.sealed_arguments.clone();
+        }),
+        // The key the resumed call would run under.
+        ("the idempotency key", |pending, _| {
+            pending.idempotency_key = Some("another-call".into());
+        }),
+    ];
+    for (what, change) in changes {
+        let store = Arc::new(MemoryApprovalStore::default());
+        let session = Session::new("s-1");
+        let (runtime, desk) = deferring(&store, MemoryAudit::default());
+        let other = pend(&runtime, &Session::new("s-2"), secret_call()).await;
+        let pending = pend(&runtime, &session, secret_call()).await;
+        // Whoever can write the store changes the request.
+        let taken = ApprovalStore::take(&*store, "s-1", &pending.request_id).await;
+        let Ok(Some(mut changed)) = taken else {
+            panic!("the request was not in the store");
+        };
+        change(&mut changed, &other);
+        if let Err(error) = ApprovalStore::put(&*store, changed).await {
+            panic!("{error}");
+        }
+        let decision = match runtime.sign_decision(&pending, Approval::Approve) {
+            Ok(decision) => decision,
+            Err(error) => panic!("{error}"),
+        };
+        let report = runtime.resume(&session, [decision]).await;
+        assert_eq!(kinds(&report), [Some("invalid_decision")], "{what}");
+        assert!(
+            desk.configured
+                .lock()
+                .map(|ran| ran.is_empty())
+                .unwrap_or(false),
+            "{what}: the call ran"
+        );
+    }
 }

@@ -27,6 +27,13 @@ pub(crate) fn random_token() -> String {
     encode(&bytes)
 }
 
+/// Feeds `part` to a digest after its length (u64, little-endian, the same on every
+/// platform), so that no two different sequences of parts hash the same bytes.
+pub(crate) fn update_length_prefixed(digest: &mut Sha256, part: &[u8]) {
+    digest.update((part.len() as u64).to_le_bytes());
+    digest.update(part);
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

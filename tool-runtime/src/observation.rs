@@ -93,7 +93,8 @@ impl Observation {
         self.truncated
     }
 
-    /// How many secrets were redacted from what the model receives.
+    /// How many secrets were redacted from what the model receives. A replay counts none:
+    /// the result it answers with was kept with its secrets redacted already.
     pub fn redactions(&self) -> u32 {
         self.redactions
     }

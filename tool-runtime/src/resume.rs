@@ -31,6 +31,11 @@ impl<D: Any + Send + Sync> Runtime<D> {
     /// arguments kept with the request, and expires after the keys' time to live. What runs
     /// is the kept arguments (or the edit inside the decision), never `pending.arguments` as
     /// the caller may have changed them.
+    ///
+    /// An `ApproveWith` carries its edited arguments inside the token, signed but not
+    /// encrypted: edit from `pending.arguments` (redacted) and leave a secret as shown, and
+    /// the resumed call runs with the real value, restored from the sealed arguments; a new
+    /// secret typed into an edit travels in the token in clear (base64url).
     pub fn sign_decision(
         &self,
         pending: &PendingApproval,
@@ -98,7 +103,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 },
             };
             match checked {
-                Ok(Claimed::Denied { pending, reason }) => {
+                Ok((pending, Claimed::Denied { reason })) => {
                     // A person's decision counts as theirs made at once would: a denial
                     // towards the breaker, an approval resetting it.
                     shared.gates.breaker.denied(session.id());
@@ -109,11 +114,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                         crate::gates::denied(&reason),
                     ));
                 }
-                Ok(Claimed::Approved {
-                    pending,
-                    arguments,
-                    edited,
-                }) => {
+                Ok((pending, Claimed::Approved { arguments, edited })) => {
                     shared.gates.breaker.reset(session.id());
                     let mut call =
                         ToolCall::new(pending.call_id, pending.tool, Arguments::Value(arguments));
@@ -160,16 +161,16 @@ impl<D: Any + Send + Sync> Runtime<D> {
     }
 
     /// Checks verified claims against the session and the pending call, opens its sealed
-    /// arguments, writes the decision's audit line, then consumes the pending call: only the
-    /// first resume gets it. A decision refused before it is consumed (its line could not be
-    /// written, the store could not be read, its arguments could not be opened) can be handed
-    /// back again.
+    /// arguments (for an approval), consumes the pending call (only the first resume gets
+    /// it), then writes the decision's audit line. A decision whose line cannot be written is
+    /// put back, so it can be handed back again once the trail works; one refused before it
+    /// is consumed (the store could not be read, the arguments could not be opened) too.
     async fn claim(
         &self,
         session: &Session,
         keys: &DecisionKeys,
         claims: DecisionClaims,
-    ) -> Result<Claimed, ToolError> {
+    ) -> Result<(PendingApproval, Claimed), ToolError> {
         let invalid = |why: &str| {
             ToolError::new(
                 ErrorKind::InvalidDecision,
@@ -205,18 +206,68 @@ impl<D: Any + Send + Sync> Runtime<D> {
         {
             return Err(invalid("it was made for another call or other arguments"));
         }
-        let binding = seal::Binding {
-            request_id: &pending.request_id,
-            session: &pending.session,
-            call_id: &pending.call_id,
-            tool: &pending.tool,
-            arguments_digest: &pending.arguments_digest,
+        let redactor = &self.shared.redactor;
+        // What the decision makes of the call, and its audit line: (reason, digest, arguments).
+        let (claimed, line) = match claims.approval {
+            Approval::Deny(reason) => {
+                let why = format!("denied: {reason}");
+                (Claimed::Denied { reason }, (why, None))
+            }
+            approval => {
+                // A denial needs nothing of the arguments; an approval runs them, opened.
+                let kept = seal::open(keys, &pending).map_err(|error| {
+                    tracing::error!(%error, "the arguments of a pending call could not be opened");
+                    invalid(
+                        "the pending call's arguments cannot be opened with this runtime's keys, \
+                         or were changed in the approval store",
+                    )
+                })?;
+                match approval {
+                    // Edited from the redacted arguments a person was shown: what they left
+                    // as shown is the real value again; a placeholder left elsewhere stands
+                    // for nothing and is the person's mistake, as for an edit given at once.
+                    Approval::ApproveWith(edits) => {
+                        let edits = crate::gates::restore_redacted(edits, &kept, redactor);
+                        match crate::gates::placeholder_left(&edits, &kept) {
+                            Some(field) => {
+                                let reason = format!(
+                                    "the edited arguments hold a redacted placeholder at \
+                                     `{field}`, which stands for nothing there: edit the whole \
+                                     value or leave it as shown"
+                                );
+                                let why = format!("denied: {reason}");
+                                (Claimed::Denied { reason }, (why, None))
+                            }
+                            None => {
+                                let digest = decision::arguments_digest(&edits);
+                                let line = ("approved with edits".to_owned(), Some(digest));
+                                let claimed = Claimed::Approved {
+                                    arguments: edits,
+                                    edited: true,
+                                };
+                                (claimed, line)
+                            }
+                        }
+                    }
+                    _ => (
+                        Claimed::Approved {
+                            arguments: kept,
+                            edited: false,
+                        },
+                        ("approved".to_owned(), None),
+                    ),
+                }
+            }
         };
-        let kept = seal::open(keys, &pending.sealed_arguments, &binding, SystemTime::now())
-            .map_err(|error| {
-                tracing::error!(%error, "the arguments of a pending call could not be opened");
-                invalid("the pending call's arguments cannot be opened with this runtime's keys")
-            })?;
+        // Consumed first (the store's take is atomic): two resumes of one decision at once
+        // write one line, and run once.
+        let Some(pending) = store
+            .take(session.id(), &claims.request_id)
+            .await
+            .map_err(unavailable)?
+        else {
+            return Err(invalid("it was used already"));
+        };
         let identity = CallIdentity {
             session,
             call_id: &pending.call_id,
@@ -224,114 +275,49 @@ impl<D: Any + Send + Sync> Runtime<D> {
             version: pending.version.as_deref(),
             awaited: None,
         };
-        let gates = &self.shared.gates;
-        let redactor = &self.shared.redactor;
-        let claimed = match claims.approval {
-            Approval::Deny(reason) => {
-                gates.note(
-                    &identity,
-                    Some(&pending.arguments_digest),
-                    AuditDecision::Resume,
-                    &format!("denied: {reason}"),
-                    Some(&pending.request_id),
-                );
-                Claimed::Denied {
-                    pending: pending.clone(),
-                    reason,
-                }
-            }
-            approval => {
-                let (arguments, edited, why) = match approval {
-                    // Edited from the redacted arguments a person was shown: what they left
-                    // as shown is the real value again; a placeholder left elsewhere stands
-                    // for nothing and is the person's mistake, as for an edit given at once.
-                    Approval::ApproveWith(edits) => {
-                        let edits = crate::gates::restore_redacted(edits, &kept, redactor);
-                        if let Some(field) = crate::gates::placeholder_left(&edits, &kept) {
-                            let reason = format!(
-                                "the edited arguments hold a redacted placeholder at `{field}`, \
-                                 which stands for nothing there: edit the whole value or leave \
-                                 it as shown"
-                            );
-                            gates.note(
-                                &identity,
-                                Some(&pending.arguments_digest),
-                                AuditDecision::Resume,
-                                &format!("denied: {reason}"),
-                                Some(&pending.request_id),
-                            );
-                            return self
-                                .consume(
-                                    session,
-                                    &claims.request_id,
-                                    Claimed::Denied {
-                                        pending: pending.clone(),
-                                        reason,
-                                    },
-                                )
-                                .await;
-                        }
-                        (edits, true, "approved with edits")
-                    }
-                    _ => (kept, false, "approved"),
-                };
-                // The line first: a decision whose line cannot be written is not consumed,
-                // and its call does not run (as for an approval given at once).
-                gates
-                    .record(
-                        &identity,
-                        Some(&pending.arguments_digest),
-                        None,
-                        redactor,
-                        AuditDecision::Resume,
-                        why,
-                        Some(&pending.request_id),
-                    )
-                    .await?;
-                Claimed::Approved {
-                    pending: pending.clone(),
-                    arguments,
-                    edited,
-                }
-            }
+        let (why, edited_digest) = line;
+        let ran_with = match &claimed {
+            Claimed::Approved {
+                arguments,
+                edited: true,
+            } => Some(arguments),
+            _ => None,
         };
-        self.consume(session, &claims.request_id, claimed).await
-    }
-
-    /// Takes the pending call out of the store: only the first resume gets it.
-    async fn consume(
-        &self,
-        session: &Session,
-        request_id: &str,
-        claimed: Claimed,
-    ) -> Result<Claimed, ToolError> {
-        let refused = |why: &str| {
-            ToolError::new(
-                ErrorKind::InvalidDecision,
-                format!("the decision was refused: {why}"),
+        // A person's decision is on the trail before anything follows from it; a decision
+        // whose line cannot be written goes back to the store, and nothing runs.
+        let written = self
+            .shared
+            .gates
+            .record(
+                &identity,
+                Some(
+                    edited_digest
+                        .as_deref()
+                        .unwrap_or(&pending.arguments_digest),
+                ),
+                ran_with,
+                redactor,
+                AuditDecision::Resume,
+                &why,
+                Some(&pending.request_id),
             )
-        };
-        match self.shared.gates.store.take(session.id(), request_id).await {
-            Ok(Some(_)) => Ok(claimed),
-            Ok(None) => Err(refused("it was used already")),
-            Err(error) => {
-                tracing::error!(%error, "the approval store could not be read");
-                Err(refused("the approval store is unavailable; try again"))
+            .await;
+        if let Err(error) = written {
+            if let Err(put_back) = store.put(pending.clone()).await {
+                tracing::error!(%put_back, "a decision that could not be audited could not be put back");
             }
+            return Err(error);
         }
+        Ok((pending, claimed))
     }
 }
 
-/// A decision checked and its pending call consumed.
+/// What a checked decision makes of its pending call.
 enum Claimed {
     /// A person denied the call.
-    Denied {
-        pending: PendingApproval,
-        reason: String,
-    },
+    Denied { reason: String },
     /// A person approved it; it runs with `arguments` (edited or not).
     Approved {
-        pending: PendingApproval,
         arguments: serde_json::Value,
         edited: bool,
     },

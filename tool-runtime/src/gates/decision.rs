@@ -217,6 +217,19 @@ impl DecisionKeys {
         (&self.current.id, &self.current.secret)
     }
 
+    /// The secret `kid` names among every key held, current or rotated out, whatever its
+    /// grace: what opens a pending request sealed under it.
+    pub(super) fn held_secret(&self, kid: &str) -> Result<&[u8], DecisionError> {
+        if self.current.id == kid {
+            return Ok(&self.current.secret);
+        }
+        self.previous
+            .iter()
+            .find(|old| old.key.id == kid)
+            .map(|old| old.key.secret.as_slice())
+            .ok_or_else(|| DecisionError::UnknownKey(kid.to_owned()))
+    }
+
     /// The secret `kid` names, if it is accepted at `now`: the current key, or a previous one
     /// whose grace has not passed.
     pub(super) fn secret_for(&self, kid: &str, now: SystemTime) -> Result<&[u8], DecisionError> {

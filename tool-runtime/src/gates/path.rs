@@ -9,7 +9,7 @@ use serde_json::Value;
 use tool_core::{ErrorKind, ToolError};
 
 use super::decision::{self, PendingApproval};
-use super::seal;
+use super::seal::{self, SealedArguments};
 use super::{
     Admitted, Approval, ApprovalRequest, AuditDecision, CallIdentity, arguments_value, denied,
     redact_value,
@@ -221,18 +221,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             ..
         } = request;
         let request_id = crate::hex::random_token();
-        let sealed_arguments = seal::seal(
-            keys,
-            &seal::Binding {
-                request_id: &request_id,
-                session: identity.session.id(),
-                call_id: identity.call_id,
-                tool: identity.tool,
-                arguments_digest: &digest,
-            },
-            &arguments,
-        );
-        let pending = PendingApproval {
+        let mut pending = PendingApproval {
             request_id: request_id.clone(),
             session: identity.session.id().to_owned(),
             principal: identity
@@ -243,7 +232,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             tool: identity.tool.to_owned(),
             version: identity.version.map(str::to_owned),
             arguments: shown,
-            sealed_arguments,
+            sealed_arguments: SealedArguments::from(String::new()),
             arguments_digest: digest.clone(),
             reason: reason.clone(),
             risk: plan.tool.spec().risk(),
@@ -254,6 +243,16 @@ impl<D: Any + Send + Sync> Shared<D> {
                 .filter(|key| key.explicit)
                 .map(|key| key.for_tool.to_string()),
         };
+        let not_requested = || {
+            ToolError::new(
+                ErrorKind::Internal,
+                "the call needs a person's approval, which could not be requested",
+            )
+        };
+        seal::seal(keys, &mut pending, &arguments).map_err(|error| {
+            tracing::error!(%error, "the arguments of a pending approval could not be sealed");
+            not_requested()
+        })?;
         // The line first: a request whose decision cannot be recorded is never kept, so it
         // can never be signed and run.
         gates
@@ -269,10 +268,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             .await?;
         gates.store.put(pending).await.map_err(|error| {
             tracing::error!(%error, "a pending approval could not be stored");
-            ToolError::new(
-                ErrorKind::Internal,
-                "the call needs a person's approval, which could not be requested",
-            )
+            not_requested()
         })?;
         Err(ToolError::new(
             ErrorKind::ApprovalPending,

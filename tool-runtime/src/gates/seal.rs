@@ -11,8 +11,6 @@
 //! "v1." base64url(kid) "." base64url(nonce (24 bytes) || ciphertext || tag)
 //! ```
 
-use std::time::SystemTime;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -22,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
 
-use super::decision::{DecisionError, DecisionKeys};
+use super::decision::{DecisionError, DecisionKeys, PendingApproval};
 
 /// The label the sealing key is derived under: a signing secret never keys two algorithms.
 const KEY_LABEL: &[u8] = b"tool-runtime pending approval seal v1";
@@ -56,31 +54,39 @@ impl From<String> for SealedArguments {
     }
 }
 
-/// What a sealed value is bound to.
-pub(crate) struct Binding<'a> {
-    pub(crate) request_id: &'a str,
-    pub(crate) session: &'a str,
-    pub(crate) call_id: &'a str,
-    pub(crate) tool: &'a str,
-    pub(crate) arguments_digest: &'a str,
-}
-
-impl Binding<'_> {
-    /// The associated data: every part length-prefixed, so no two bindings share the bytes.
-    fn bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        for part in [
-            self.request_id,
-            self.session,
-            self.call_id,
-            self.tool,
-            self.arguments_digest,
-        ] {
-            bytes.extend_from_slice(&(part.len() as u64).to_le_bytes());
-            bytes.extend_from_slice(part.as_bytes());
+/// The associated data of a pending request's seal: every field of the request but the seal
+/// itself, so what a person reads (the redacted arguments, the reason, the preview, the risk)
+/// and what the resumed call runs under (its idempotency key, version, principal) cannot be
+/// changed in the store without the seal refusing to open. Each part is length-prefixed (u64,
+/// little-endian), an absent one marked apart from an empty one.
+fn associated_data(pending: &PendingApproval) -> Vec<u8> {
+    let shown = serde_json::to_vec(&(
+        &pending.arguments,
+        &pending.reason,
+        pending.risk,
+        &pending.preview,
+    ))
+    .unwrap_or_default();
+    let mut bytes = Vec::new();
+    let mut part = |value: Option<&[u8]>| match value {
+        None => bytes.push(0),
+        Some(value) => {
+            bytes.push(1);
+            bytes.extend_from_slice(&(value.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(value);
         }
-        bytes
-    }
+    };
+    part(Some(b"pending approval v1"));
+    part(Some(pending.request_id.as_bytes()));
+    part(Some(pending.session.as_bytes()));
+    part(pending.principal.as_deref().map(str::as_bytes));
+    part(Some(pending.call_id.as_bytes()));
+    part(Some(pending.tool.as_bytes()));
+    part(pending.version.as_deref().map(str::as_bytes));
+    part(pending.idempotency_key.as_deref().map(str::as_bytes));
+    part(Some(pending.arguments_digest.as_bytes()));
+    part(Some(&shown));
+    bytes
 }
 
 fn cipher(secret: &[u8]) -> XChaCha20Poly1305 {
@@ -91,19 +97,20 @@ fn cipher(secret: &[u8]) -> XChaCha20Poly1305 {
     XChaCha20Poly1305::new(&mac.finalize().into_bytes())
 }
 
-/// Seals `arguments` for `binding` under the keys' signing key.
+/// Seals `arguments` (what will run) into `pending`, bound to every other field of it, under
+/// the keys' signing key.
 pub(crate) fn seal(
     keys: &DecisionKeys,
-    binding: &Binding<'_>,
+    pending: &mut PendingApproval,
     arguments: &Value,
-) -> SealedArguments {
+) -> Result<(), DecisionError> {
     let (kid, secret) = keys.signing_key();
     // 192 random bits: nonces drawn at random never repeat in practice.
     let mut nonce = [0_u8; 24];
     rand::RngCore::fill_bytes(&mut rand::rng(), &mut nonce);
     let nonce = XNonce::from(nonce);
     let plaintext = arguments.to_string();
-    let aad = binding.bytes();
+    let aad = associated_data(pending);
     let sealed = cipher(secret)
         .encrypt(
             &nonce,
@@ -112,27 +119,24 @@ pub(crate) fn seal(
                 aad: &aad,
             },
         )
-        // Encryption fails only for messages beyond the cipher's limit (256 GiB).
-        .unwrap_or_default();
+        .map_err(|_| DecisionError::Malformed("the arguments could not be sealed".to_owned()))?;
     let mut body = nonce.to_vec();
     body.extend_from_slice(&sealed);
-    SealedArguments(format!(
+    pending.sealed_arguments = SealedArguments(format!(
         "v1.{}.{}",
         URL_SAFE_NO_PAD.encode(kid.as_bytes()),
         URL_SAFE_NO_PAD.encode(body)
-    ))
+    ));
+    Ok(())
 }
 
-/// Opens what [`seal`] sealed for `binding`, with the key it names (the current one, or one
-/// rotated out whose grace has not passed).
-pub(crate) fn open(
-    keys: &DecisionKeys,
-    sealed: &SealedArguments,
-    binding: &Binding<'_>,
-    now: SystemTime,
-) -> Result<Value, DecisionError> {
+/// Opens what [`seal`] sealed into `pending`, with the key it names: any key the runtime
+/// still holds, current or rotated out (a rotation's grace bounds how long *decisions* signed
+/// with the old key are accepted, not how long requests sealed under it can be decided; a
+/// key dropped from the [`DecisionKeys`] opens nothing more).
+pub(crate) fn open(keys: &DecisionKeys, pending: &PendingApproval) -> Result<Value, DecisionError> {
     let malformed = |why: &str| DecisionError::Malformed(format!("sealed arguments: {why}"));
-    let mut parts = sealed.0.splitn(3, '.');
+    let mut parts = pending.sealed_arguments.0.splitn(3, '.');
     let (Some("v1"), Some(kid), Some(body)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(malformed("not a sealed value this runtime makes"));
     };
@@ -148,8 +152,8 @@ pub(crate) fn open(
         return Err(malformed("too short"));
     }
     let (nonce, ciphertext) = body.split_at(24);
-    let secret = keys.secret_for(&kid, now)?;
-    let aad = binding.bytes();
+    let secret = keys.held_secret(&kid)?;
+    let aad = associated_data(pending);
     let plaintext = cipher(secret)
         .decrypt(
             XNonce::from_slice(nonce),
@@ -166,14 +170,31 @@ pub(crate) fn open(
 mod tests {
     use super::*;
     use serde_json::json;
+    use tool_core::RiskLevel;
 
-    fn binding<'a>(request_id: &'a str) -> Binding<'a> {
-        Binding {
-            request_id,
-            session: "s",
-            call_id: "c",
-            tool: "t",
-            arguments_digest: "d",
+    fn pending(request_id: &str) -> PendingApproval {
+        PendingApproval {
+            request_id: request_id.into(),
+            session: "s".into(),
+            principal: Some("ada".into()),
+            call_id: "c".into(),
+            tool: "t".into(),
+            version: None,
+            arguments: json!({ "api_key": "[REDACTED:openai_api_key]" }),
+            sealed_arguments: SealedArguments(String::new()),
+            arguments_digest: "d".into(),
+            reason: "writes ask".into(),
+            risk: RiskLevel::Write,
+            preview: None,
+            idempotency_key: None,
+        }
+    }
+
+    fn sealed(keys: &DecisionKeys, request_id: &str, arguments: &Value) -> PendingApproval {
+        let mut pending = pending(request_id);
+        match seal(keys, &mut pending, arguments) {
+            Ok(()) => pending,
+            Err(error) => panic!("{error}"),
         }
     }
 
@@ -181,46 +202,53 @@ mod tests {
     fn sealed_arguments_open_for_their_request_with_their_keys_only() {
         let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
         let arguments = json!({ "api_key": "sk-proj-abcdefghijklmnopqrstuvwx1234" });
-        let sealed = seal(&keys, &binding("r1"), &arguments);
-        assert!(!sealed.as_str().contains("sk-proj"));
-        assert!(!format!("{sealed:?}").contains(sealed.as_str()));
-        let now = SystemTime::now();
-        assert_eq!(
-            open(&keys, &sealed, &binding("r1"), now),
-            Ok(arguments.clone())
-        );
-        // Another request, other keys, a changed byte: nothing opens.
-        assert!(open(&keys, &sealed, &binding("r2"), now).is_err());
+        let kept = sealed(&keys, "r1", &arguments);
+        let text = kept.sealed_arguments.as_str();
+        assert!(!text.contains("sk-proj"));
+        assert!(!format!("{:?}", kept.sealed_arguments).contains(text));
+        assert_eq!(open(&keys, &kept), Ok(arguments.clone()));
+        // Moved to another request, or any field of it changed: it does not open.
+        let mut moved = pending("r2");
+        moved.sealed_arguments = kept.sealed_arguments.clone();
+        assert!(open(&keys, &moved).is_err());
+        for change in [
+            |p: &mut PendingApproval| p.arguments = json!({ "api_key": "other" }),
+            |p: &mut PendingApproval| p.reason = "reads ask".into(),
+            |p: &mut PendingApproval| p.idempotency_key = Some("req-1".into()),
+            |p: &mut PendingApproval| p.principal = None,
+            |p: &mut PendingApproval| p.version = Some(String::new()),
+            |p: &mut PendingApproval| p.risk = RiskLevel::Read,
+        ] {
+            let mut changed = kept.clone();
+            change(&mut changed);
+            assert_eq!(open(&keys, &changed), Err(DecisionError::BadSignature));
+        }
+        // Other keys, a changed byte: nothing opens.
         let other = DecisionKeys::new("k1", [8_u8; 32].to_vec());
-        assert_eq!(
-            open(&other, &sealed, &binding("r1"), now),
-            Err(DecisionError::BadSignature)
-        );
-        let mut tampered = sealed.as_str().to_owned();
-        let last = tampered
+        assert_eq!(open(&other, &kept), Err(DecisionError::BadSignature));
+        let mut tampered = kept.clone();
+        let mut text = text.to_owned();
+        let last = text
             .pop()
             .map_or('A', |last| if last == 'A' { 'B' } else { 'A' });
-        tampered.push(last);
-        assert!(open(&keys, &SealedArguments(tampered), &binding("r1"), now).is_err());
+        text.push(last);
+        tampered.sealed_arguments = SealedArguments(text);
+        assert!(open(&keys, &tampered).is_err());
         // Two seals of the same arguments differ (a fresh nonce each).
-        assert_ne!(seal(&keys, &binding("r1"), &arguments), sealed);
+        assert_ne!(
+            sealed(&keys, "r1", &arguments).sealed_arguments,
+            kept.sealed_arguments
+        );
     }
 
     #[test]
-    fn a_rotation_keeps_opening_what_the_old_key_sealed_during_its_grace() {
+    fn a_key_rotated_out_keeps_opening_what_it_sealed_after_its_grace() {
         let old = DecisionKeys::new("k1", [7_u8; 32].to_vec());
-        let sealed = seal(&old, &binding("r1"), &json!({ "n": 1 }));
-        let rotated = old.rotate(
-            "k2",
-            [9_u8; 32].to_vec(),
-            std::time::Duration::from_secs(60),
-        );
-        let now = SystemTime::now();
-        assert_eq!(
-            open(&rotated, &sealed, &binding("r1"), now),
-            Ok(json!({ "n": 1 }))
-        );
-        let later = now + std::time::Duration::from_secs(120);
-        assert!(open(&rotated, &sealed, &binding("r1"), later).is_err());
+        let kept = sealed(&old, "r1", &json!({ "n": 1 }));
+        let rotated = old.rotate("k2", [9_u8; 32].to_vec(), std::time::Duration::ZERO);
+        assert_eq!(open(&rotated, &kept), Ok(json!({ "n": 1 })));
+        // A key no longer held opens nothing.
+        let dropped = DecisionKeys::new("k2", [9_u8; 32].to_vec());
+        assert!(open(&dropped, &kept).is_err());
     }
 }

@@ -148,8 +148,7 @@ impl Layer {
                     spec.name().as_bytes(),
                     digest.as_bytes(),
                 ] {
-                    forwarded.update(part.len().to_le_bytes());
-                    forwarded.update(part);
+                    crate::hex::update_length_prefixed(&mut forwarded, part);
                 }
                 Arc::from(crate::hex::encode(&forwarded.finalize()))
             }
@@ -161,8 +160,7 @@ impl Layer {
         let holder = running_at_most.map(|running_at_most| {
             let mut token = Sha256::new();
             for part in [scope.as_str(), session.id(), call_id, &digest] {
-                token.update(part.len().to_le_bytes());
-                token.update(part.as_bytes());
+                crate::hex::update_length_prefixed(&mut token, part.as_bytes());
             }
             Holder {
                 token: crate::hex::encode(&token.finalize()[..16]),

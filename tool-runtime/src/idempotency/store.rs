@@ -81,6 +81,7 @@ pub struct Claim {
 
 /// What a store found for a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Lookup {
     /// The key was free: this caller holds it now and runs the call.
     Claimed(Claim),
