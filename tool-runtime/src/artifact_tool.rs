@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tool_core::{RunContext, ToolError};
 
 use crate::dynamic::{DynamicTool, DynamicToolError};
-use crate::output::artifacts::ArtifactStore;
+use crate::output::artifacts::{self, ArtifactStore};
 
 /// The name of the built-in tool.
 pub const READ_ARTIFACT: &str = "read_artifact";
@@ -44,6 +44,8 @@ pub(crate) fn read_artifact(
                 .min(max_chars);
             // A store that waits on I/O is read on the blocking pool, not on the turn's task.
             let found = if store.blocks() && tokio::runtime::Handle::try_current().is_ok() {
+                // A long error's text may still be on its way to the store.
+                artifacts::wait_for_puts(&store, ctx.session_id(), &id).await;
                 let (session, id) = (ctx.session_id().to_owned(), id.clone());
                 tokio::task::spawn_blocking(move || store.get(&session, &id))
                     .await

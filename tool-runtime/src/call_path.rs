@@ -215,6 +215,8 @@ impl<D: Any + Send + Sync> Shared<D> {
             max_chars,
             redactor: &self.redactor,
             artifacts: self.artifacts.as_ref(),
+            // Errors are shaped on the turn's task: a long one is stored without waiting.
+            shared_artifacts: Some(&self.artifacts),
             session,
             read_limit: self.limits.max_output_chars,
             // The pages of an artifact are what the model may see already, returned exactly.
@@ -660,6 +662,7 @@ impl<'a> Path<'a> {
             max_chars: offload.max_chars,
             redactor: offload.redactor,
             artifacts: offload.artifacts.as_ref(),
+            shared_artifacts: None,
             session: planned.context.get().session_id(),
             read_limit: offload.read_limit,
             verbatim: offload.verbatim,

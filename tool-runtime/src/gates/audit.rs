@@ -115,8 +115,12 @@ pub trait AuditSink: Send + Sync + 'static {
         AuditTicket::ready(self.record(record))
     }
 
-    /// A ticket that resolves once every record submitted before this call is durable (or
-    /// failed). Default: resolved at once, as it is for a sink whose `submit` writes at once.
+    /// A ticket that resolves once every record submitted before this call is durable or
+    /// failed: `Ok` when none of the records submitted since the last flush failed, `Err`
+    /// (saying how many were lost) when any did, including those whose tickets nobody waited
+    /// for (refusals, outcomes). A flush answers each lost line once: the next flush answers
+    /// `Ok` again unless more were lost. Default: resolved `Ok` at once, as it is for a sink
+    /// whose `submit` writes at once (a failed line was answered to its ticket).
     fn flush(&self) -> AuditTicket {
         AuditTicket::ready(Ok(()))
     }
@@ -407,10 +411,24 @@ fn check_line(bytes: &[u8]) -> Result<CheckedLine, LineProblem> {
 /// even the rollback fails, every later line fails too until the file is reopened.
 /// [`AuditSink::record`] is `submit` and a wait for the ticket, on the calling thread.
 ///
-/// Dropping the sink writes what is still queued and stops its writer thread. Lines whose
-/// tickets nobody waits for (outcomes, refusals) may still be queued when a turn returns:
-/// [`AuditSink::flush`] (or [`Runtime::flush_audit`](crate::Runtime::flush_audit)) waits for
-/// them, before the file is read by [`verify_audit`] or copied elsewhere.
+/// Lines whose tickets nobody waits for (outcomes, refusals) may still be queued when a turn
+/// returns: [`AuditSink::flush`] (or [`Runtime::flush_audit`](crate::Runtime::flush_audit))
+/// waits for them, before the file is read by [`verify_audit`] or copied elsewhere. A flush
+/// answers `Err`, saying how many, when lines submitted since the last flush were lost (a
+/// failed batch, or the writer stopped), even those nobody waited for: the file then verifies
+/// (the chain went on from the last line on disk) but is missing them. Once the writer thread
+/// has stopped (it panicked) or the file could not be rolled back, every `submit` and `flush`
+/// answers `Err` at once.
+///
+/// # Dropping
+///
+/// Dropping the sink writes what is still queued, then joins its writer thread: when lines
+/// are queued, the drop waits for one write and one `sync_data`, on whatever thread drops it,
+/// an async worker included. The runtime drops its sink with its last clone; to keep that
+/// sync off a worker, `runtime.flush_audit().await` before dropping the last `Runtime` clone
+/// (nothing is queued then, and the drop only wakes and joins an idle thread), or drop it on
+/// the blocking pool. The drop waits so that every queued line is in the file once it returns:
+/// a `JsonlAudit` opened on the same file afterwards continues the chain from it.
 ///
 /// One `JsonlAudit` should write a file at a time: a batch fails if the file's length is not
 /// what this sink last wrote, so a second writer (or a truncation) is noticed rather than
@@ -436,16 +454,65 @@ struct Queue {
     durable: Chain,
     /// Submitted, not yet taken by the writer thread, oldest first.
     lines: Vec<Queued>,
-    /// Why nothing more can be written (a failed write could not be rolled back).
+    /// Why nothing more can be written (a failed write could not be rolled back, or the
+    /// writer thread stopped).
     broken: Option<&'static str>,
     /// The sink is being dropped: the writer writes what is queued, then stops.
     closing: bool,
+    /// Lines refused by `submit` since the last flush was submitted: that flush's to report.
+    refused: Lost,
+    /// Lines that failed on the writer thread since the last flush in the queue was answered.
+    lost: Lost,
 }
 
-/// A line waiting for the writer, or (`line: None`) a flush waiting for the lines before it.
+/// A line waiting for the writer, or a flush waiting for the lines before it.
 struct Queued {
-    line: Option<NextLine>,
+    entry: Entry,
     completer: AuditCompleter,
+}
+
+enum Entry {
+    Line(NextLine),
+    /// With the lines refused before it was submitted (they never reached the queue).
+    Flush(Lost),
+}
+
+/// Lines that will never be written, for the next flush to report (a sticky failure: the
+/// tickets of most lines are dropped, so a flush is the only one who hears of them).
+#[derive(Default)]
+struct Lost {
+    lines: usize,
+    /// The last failure's message.
+    cause: Option<String>,
+}
+
+impl Lost {
+    fn add(&mut self, cause: &impl std::fmt::Display) {
+        self.lines += 1;
+        self.cause = Some(cause.to_string());
+    }
+
+    fn merge(&mut self, other: Lost) {
+        self.lines += other.lines;
+        if other.cause.is_some() {
+            self.cause = other.cause;
+        }
+    }
+
+    /// What a flush answers: `Ok` when no line was lost.
+    fn answer(self) -> io::Result<()> {
+        match self.lines {
+            0 => Ok(()),
+            lines => Err(io::Error::other(format!(
+                "{lines} audit line{} submitted since the last flush could not be written \
+                 and {} missing from the trail (last cause: {}); see the error log for the \
+                 calls they recorded",
+                if lines == 1 { "" } else { "s" },
+                if lines == 1 { "is" } else { "are" },
+                self.cause.as_deref().unwrap_or("unknown"),
+            ))),
+        }
+    }
 }
 
 const BROKEN: &str = "an earlier write to the audit file failed and could not be rolled back; \
@@ -516,6 +583,8 @@ impl JsonlAudit {
                 lines: Vec::new(),
                 broken: None,
                 closing: false,
+                refused: Lost::default(),
+                lost: Lost::default(),
             }),
             work: Condvar::new(),
         });
@@ -541,13 +610,20 @@ impl JsonlAudit {
         self
     }
 
-    /// Queues `entry` for the writer thread.
-    fn enqueue(&self, queue: &mut Queue, entry: Queued) {
-        queue.lines.push(entry);
+    /// Queues `entry` for the writer thread; its ticket. Every entry is queued here, so none
+    /// is left where a stopped writer never takes it: the writer's exit marks the queue
+    /// broken under the same lock, and a broken queue answers at once.
+    fn enqueue(&self, queue: &mut Queue, entry: Entry) -> AuditTicket {
+        if let Some(broken) = queue.broken {
+            return AuditTicket::ready(Err(io::Error::other(broken)));
+        }
+        let (ticket, completer) = AuditTicket::pending();
+        queue.lines.push(Queued { entry, completer });
         // The writer sleeps only on an empty queue; a busy one looks again after its batch.
         if queue.lines.len() == 1 {
             self.writer.work.notify_one();
         }
+        ticket
     }
 }
 
@@ -587,8 +663,10 @@ impl Writer {
                 std::mem::take(&mut queue.lines)
             };
             let mut bytes = Vec::new();
-            for line in batch.iter().filter_map(|queued| queued.line.as_ref()) {
-                bytes.extend_from_slice(line.text.as_bytes());
+            for queued in &batch {
+                if let Entry::Line(line) = &queued.entry {
+                    bytes.extend_from_slice(line.text.as_bytes());
+                }
             }
             let written = if bytes.is_empty() {
                 Ok(())
@@ -596,31 +674,53 @@ impl Writer {
                 write_batch(storage.as_mut(), &mut len, &bytes)
             };
             let mut queue = self.lock();
-            match written {
+            let mut entries = batch;
+            let failed = match written {
                 Ok(()) => {
-                    for line in batch.iter().filter_map(|queued| queued.line.as_ref()) {
-                        queue.durable.advance(line.hash.clone());
+                    for queued in &entries {
+                        if let Entry::Line(line) = &queued.entry {
+                            queue.durable.advance(line.hash.clone());
+                        }
                     }
-                    drop(queue);
-                    for queued in batch {
-                        queued.completer.complete(Ok(()));
-                    }
+                    None
                 }
                 Err((error, rolled_back)) => {
                     // The lines queued since were chained on the lines that failed.
-                    let later = std::mem::take(&mut queue.lines);
+                    entries.append(&mut queue.lines);
                     queue.chain = queue.durable.clone();
                     if !rolled_back {
                         queue.broken = Some(BROKEN);
                     }
-                    drop(queue);
-                    tracing::error!(%error, lines = batch.len() + later.len(), "audit lines could not be written");
-                    for queued in batch.into_iter().chain(later) {
-                        queued
-                            .completer
-                            .complete(Err(io::Error::new(error.kind(), error.to_string())));
-                    }
+                    let lines = entries
+                        .iter()
+                        .filter(|queued| matches!(queued.entry, Entry::Line(_)))
+                        .count();
+                    tracing::error!(%error, lines, "audit lines could not be written");
+                    Some(error)
                 }
+            };
+            // In queue order: a flush answers for the lines lost before it.
+            let answers: Vec<_> = entries
+                .into_iter()
+                .map(|Queued { entry, completer }| {
+                    let answer = match (entry, &failed) {
+                        (Entry::Line(_), None) => Ok(()),
+                        (Entry::Line(_), Some(error)) => {
+                            queue.lost.add(error);
+                            Err(io::Error::new(error.kind(), error.to_string()))
+                        }
+                        (Entry::Flush(refused), _) => {
+                            let mut lost = std::mem::take(&mut queue.lost);
+                            lost.merge(refused);
+                            lost.answer()
+                        }
+                    };
+                    (completer, answer)
+                })
+                .collect();
+            drop(queue);
+            for (completer, answer) in answers {
+                completer.complete(answer);
             }
         }
     }
@@ -662,16 +762,27 @@ impl Drop for FailQueuedOnExit<'_> {
     fn drop(&mut self) {
         let left = {
             let mut queue = self.0.lock();
-            queue.broken = Some("the audit writer thread stopped; reopen the file");
-            std::mem::take(&mut queue.lines)
+            queue.broken = Some(STOPPED);
+            let left = std::mem::take(&mut queue.lines);
+            for queued in &left {
+                if let Entry::Line(_) = queued.entry {
+                    queue.lost.add(&"the audit writer thread stopped");
+                }
+            }
+            left
         };
+        // A flush too: the batch the writer held when it stopped may be lost, uncounted.
         for queued in left {
             queued.completer.complete(Err(io::Error::other(
-                "the audit writer thread stopped before the line was written",
+                "the audit writer thread stopped before this line or flush was written; \
+                 reopen the file",
             )));
         }
     }
 }
+
+const STOPPED: &str = "the audit writer thread stopped; lines submitted since may be missing \
+                       from the trail; reopen the file";
 
 impl std::fmt::Debug for JsonlAudit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -749,40 +860,38 @@ impl AuditSink for JsonlAudit {
 
     fn submit(&self, record: &AuditRecord<'_>) -> AuditTicket {
         let mut queue = self.writer.lock();
-        if let Some(broken) = queue.broken {
-            return AuditTicket::ready(Err(io::Error::other(broken)));
-        }
-        // The time is taken under the lock, so lines are in time order when the clock is.
-        let line = match queue
-            .chain
-            .next_line(record, self.with_arguments, &now_rfc3339())
-        {
+        let line = match queue.broken {
+            Some(broken) => Err(io::Error::other(broken)),
+            // The time is taken under the lock, so lines are in time order when the clock is.
+            None => queue
+                .chain
+                .next_line(record, self.with_arguments, &now_rfc3339()),
+        };
+        let line = match line {
             Ok(line) => line,
-            Err(error) => return AuditTicket::ready(Err(error)),
+            Err(error) => {
+                queue.refused.add(&error);
+                return AuditTicket::ready(Err(error));
+            }
         };
         queue.chain.advance(line.hash.clone());
-        let (ticket, completer) = AuditTicket::pending();
-        self.enqueue(
-            &mut queue,
-            Queued {
-                line: Some(line),
-                completer,
-            },
-        );
-        ticket
+        self.enqueue(&mut queue, Entry::Line(line))
     }
 
     fn flush(&self) -> AuditTicket {
         let mut queue = self.writer.lock();
-        let (ticket, completer) = AuditTicket::pending();
-        self.enqueue(
-            &mut queue,
-            Queued {
-                line: None,
-                completer,
-            },
-        );
-        ticket
+        let refused = std::mem::take(&mut queue.refused);
+        if let Some(broken) = queue.broken {
+            // Nothing is queued, nor will be: what was lost is known now.
+            let mut lost = std::mem::take(&mut queue.lost);
+            lost.merge(refused);
+            let error = match lost.answer() {
+                Ok(()) => io::Error::other(broken),
+                Err(lost) => io::Error::other(format!("{broken}; {lost}")),
+            };
+            return AuditTicket::ready(Err(error));
+        }
+        self.enqueue(&mut queue, Entry::Flush(refused))
     }
 
     fn wants_arguments(&self) -> bool {
@@ -1086,7 +1195,7 @@ fn seq_comes_later(reader: &mut impl BufRead, seq: u64) -> bool {
 mod turn_tests;
 
 #[cfg(test)]
-mod review_tests;
+mod flush_tests;
 
 #[cfg(test)]
 mod tests {

@@ -421,12 +421,17 @@ fn unavailable(identity: &CallIdentity<'_>, error: &std::io::Error) -> ToolError
 impl<D> crate::Runtime<D> {
     /// Waits until every audit line submitted so far is durable: the lines nobody waits for
     /// (a write's outcome, a refusal) may still be queued when a turn returns. Call it before
-    /// reading the trail (`verify_audit`) or shipping it elsewhere. Without an audit sink,
-    /// answers at once.
+    /// reading the trail (`verify_audit`) or shipping it elsewhere, and before dropping the
+    /// last clone of the runtime (a `JsonlAudit` dropped with lines queued writes them on the
+    /// dropping thread). Without an audit sink, answers at once.
     ///
     /// # Errors
     ///
-    /// The sink could not make a line durable.
+    /// A line submitted since the last flush could not be made durable, a line nobody waited
+    /// for included: the trail is missing it (it may still verify, since the chain goes on
+    /// from the last line on disk). The error says how many; each lost line is reported by
+    /// one flush, so the next one answers `Ok` unless more were lost. A `JsonlAudit` that can
+    /// no longer write (its writer thread stopped) answers an error at once.
     pub async fn flush_audit(&self) -> std::io::Result<()> {
         match &self.shared.gates.audit {
             Some(audit) => audit.flush().await,

@@ -7,8 +7,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::watch;
 
 /// An artifact could not be stored or read.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +52,131 @@ pub trait ArtifactStore: Send + Sync + fmt::Debug {
     /// hold up the turn's other calls. Default `true`; a store in memory says `false`.
     fn blocks(&self) -> bool {
         true
+    }
+
+    /// The id `put` will return for `content` stored for `session`, when the store knows it
+    /// without storing anything (its ids are a digest of the session and content), and `put`
+    /// would keep it; `None` otherwise. Default `None`; both stores here answer their
+    /// content-addressed id (`art-` and 128 bits of a SHA-256 of the session and content),
+    /// unless the content is over their byte limit.
+    ///
+    /// A long error (a message or hint over the tool's output limit) is cut where the runtime
+    /// answers it, on the turn's task. For a store that [blocks](ArtifactStore::blocks) and
+    /// names the id here, its whole text goes to `put` on tokio's blocking pool without being
+    /// waited for: the error's notice names the id at once, and `read_artifact` of that id
+    /// waits until the `put` has returned. A failed `put` is logged, and the id then reads as
+    /// no artifact. A store that blocks and answers `None` is called on the turn's task for a
+    /// long error, since its notice needs the id `put` returns.
+    fn id_for(&self, session: &str, content: &str) -> Option<String> {
+        let _ = (session, content);
+        None
+    }
+}
+
+/// A `put` handed to tokio's blocking pool whose store call has not returned yet
+/// ([`put_behind`]).
+struct Writing {
+    token: u64,
+    /// The store's address: the same store the runtime and its `read_artifact` share.
+    store: usize,
+    session: String,
+    id: String,
+    /// Closed once the `put` has returned (or will never run).
+    done: watch::Receiver<()>,
+}
+
+/// The puts in flight, for every store of the process: a handful at a time (long errors
+/// whose whole text is being stored), so a list.
+static WRITING: Mutex<Vec<Writing>> = Mutex::new(Vec::new());
+
+static NEXT_WRITE: AtomicU64 = AtomicU64::new(0);
+
+fn writing() -> std::sync::MutexGuard<'static, Vec<Writing>> {
+    WRITING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn store_address(store: &Arc<dyn ArtifactStore>) -> usize {
+    Arc::as_ptr(store).cast::<()>().addr()
+}
+
+/// Ends a write in flight when dropped: after its `put` returned, or with its task if the
+/// blocking pool never ran it (the runtime shut down).
+struct Written {
+    token: u64,
+    /// Dropped after the entry is gone: closes the entry's `done` for whoever waits.
+    _done: watch::Sender<()>,
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        writing().retain(|write| write.token != self.token);
+    }
+}
+
+/// Stores `content` for `session` in `store`, on `runtime`'s blocking pool, without waiting:
+/// the caller names `id` ([`ArtifactStore::id_for`]) at once. Until the `put` returns,
+/// [`wait_for_puts`] of the id waits for it; a failure is logged.
+pub(crate) fn put_behind(
+    runtime: &tokio::runtime::Handle,
+    store: &Arc<dyn ArtifactStore>,
+    session: &str,
+    content: &str,
+    id: &str,
+) {
+    let (sender, done) = watch::channel(());
+    let token = NEXT_WRITE.fetch_add(1, Ordering::Relaxed);
+    writing().push(Writing {
+        token,
+        store: store_address(store),
+        session: session.to_owned(),
+        id: id.to_owned(),
+        done,
+    });
+    let written = Written {
+        token,
+        _done: sender,
+    };
+    let (store, session, content, id) = (
+        Arc::clone(store),
+        session.to_owned(),
+        content.to_owned(),
+        id.to_owned(),
+    );
+    // Not awaited: the id is known, and the turn goes on.
+    drop(runtime.spawn_blocking(move || {
+        let _written = written;
+        match store.put(&session, &content) {
+            Ok(stored) if stored == id => {}
+            Ok(stored) => tracing::error!(
+                id,
+                stored,
+                "the artifact store kept an error's full text under another id than its \
+                 `id_for` named; read_artifact will not find it"
+            ),
+            Err(error) => tracing::error!(
+                %error,
+                id,
+                "an error's full text could not be kept as an artifact; read_artifact will \
+                 not find it"
+            ),
+        }
+    }));
+}
+
+/// Returns once no `put` of `id` for `session` into `store` is in flight ([`put_behind`]):
+/// a `get` then finds what it stored.
+pub(crate) async fn wait_for_puts(store: &Arc<dyn ArtifactStore>, session: &str, id: &str) {
+    let address = store_address(store);
+    loop {
+        let done = writing()
+            .iter()
+            .find(|write| write.store == address && write.session == session && write.id == id)
+            .map(|write| write.done.clone());
+        let Some(mut done) = done else {
+            return;
+        };
+        // Nothing is ever sent: `changed` answers `Err` once the write has ended.
+        while done.changed().await.is_ok() {}
     }
 }
 
@@ -211,10 +339,7 @@ impl ArtifactStore for MemoryArtifacts {
     fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError> {
         let id = artifact_id(session, content);
         self.limits.check_size(content)?;
-        let mut kept = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let key = (session.to_owned(), id.clone());
         match kept.by_key.get(&key) {
             Some((stored, _)) if **stored != *content => return Err(collision(&id)),
@@ -236,11 +361,15 @@ impl ArtifactStore for MemoryArtifacts {
         false
     }
 
+    fn id_for(&self, session: &str, content: &str) -> Option<String> {
+        self.limits
+            .check_size(content)
+            .is_ok()
+            .then(|| artifact_id(session, content))
+    }
+
     fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
-        let mut kept = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         // Expired artifacts are the oldest: drop them from the front.
         while let Some(oldest) = kept.order.front()
             && kept
@@ -268,7 +397,8 @@ impl ArtifactStore for MemoryArtifacts {
 /// another process never sees half of it.
 ///
 /// `put` and `get` do file I/O: the runtime calls them on the blocking pool
-/// ([`ArtifactStore::blocks`]), not on the task that runs the turn.
+/// ([`ArtifactStore::blocks`]), not on the task that runs the turn; a long error's text is
+/// stored there without the turn waiting ([`ArtifactStore::id_for`]).
 #[derive(Debug, Clone)]
 pub struct DirectoryArtifacts {
     dir: PathBuf,
@@ -397,6 +527,13 @@ impl ArtifactStore for DirectoryArtifacts {
 
     fn blocks(&self) -> bool {
         true
+    }
+
+    fn id_for(&self, session: &str, content: &str) -> Option<String> {
+        self.limits
+            .check_size(content)
+            .is_ok()
+            .then(|| artifact_id(session, content))
     }
 }
 
@@ -575,6 +712,89 @@ mod tests {
                 .and_then(|id| store.get("s", id).ok().flatten()),
             None
         );
+    }
+
+    /// A store whose `put` waits to be released.
+    #[derive(Debug)]
+    struct Held {
+        inner: MemoryArtifacts,
+        release: Mutex<std::sync::mpsc::Receiver<()>>,
+    }
+
+    impl ArtifactStore for Held {
+        fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError> {
+            let _ = self.release.lock().expect("not poisoned").recv();
+            self.inner.put(session, content)
+        }
+
+        fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
+            self.inner.get(session, id)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_read_waits_for_the_put_of_its_id_in_flight() {
+        let (release, released) = std::sync::mpsc::channel();
+        let store: Arc<dyn ArtifactStore> = Arc::new(Held {
+            inner: MemoryArtifacts::default(),
+            release: Mutex::new(released),
+        });
+        let other: Arc<dyn ArtifactStore> = Arc::new(MemoryArtifacts::default());
+        let id = artifact_id("s-1", "the whole error");
+        put_behind(
+            &tokio::runtime::Handle::current(),
+            &store,
+            "s-1",
+            "the whole error",
+            &id,
+        );
+        let mut wait = std::pin::pin!(wait_for_puts(&store, "s-1", &id));
+        assert!(
+            futures::poll!(wait.as_mut()).is_pending(),
+            "the put is held"
+        );
+        // Another id, session or store is not held up by it.
+        for (store, session, id) in [
+            (&store, "s-1", "art-0"),
+            (&store, "s-2", id.as_str()),
+            (&other, "s-1", id.as_str()),
+        ] {
+            let wait = std::pin::pin!(wait_for_puts(store, session, id));
+            assert!(futures::poll!(wait).is_ready(), "{session} {id}");
+        }
+        release.send(()).expect("the put waits");
+        wait.await;
+        assert_eq!(
+            store.get("s-1", &id).ok().flatten().as_deref(),
+            Some("the whole error")
+        );
+        assert!(
+            !writing().iter().any(|write| write.id == id),
+            "the write that ended is forgotten"
+        );
+    }
+
+    #[test]
+    fn the_stores_name_their_ids_before_storing_within_their_limits() {
+        let small = ArtifactLimits::default().with_max_bytes(10);
+        let dir = temp_dir("id-for");
+        let Ok(directory) = DirectoryArtifacts::with_limits(&dir, small) else {
+            panic!("temp dir");
+        };
+        let memory = MemoryArtifacts::with_limits(small);
+        for store in [&memory as &dyn ArtifactStore, &directory] {
+            assert_eq!(
+                store.id_for("s-1", "short"),
+                Some(artifact_id("s-1", "short"))
+            );
+            assert_eq!(
+                store.id_for("s-1", "short").ok_or(()),
+                store.put("s-1", "short").map_err(|_| ())
+            );
+            // Over the limit, `put` refuses it: no id is promised.
+            assert_eq!(store.id_for("s-1", "far too long"), None);
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub(crate) struct Policy<'a> {
     pub(crate) max_chars: usize,
     pub(crate) redactor: &'a Redactor,
     pub(crate) artifacts: &'a dyn ArtifactStore,
+    /// The same store, shared, where an error is shaped on the turn's task: a long error's
+    /// whole text can then be stored on the blocking pool without waiting ([`shape_error`]).
+    pub(crate) shared_artifacts: Option<&'a Arc<dyn ArtifactStore>>,
     /// The session the output belongs to: its artifact is readable from it only.
     pub(crate) session: &'a str,
     /// The most characters one `read_artifact` call returns, for the notice's suggestion.
@@ -59,8 +62,14 @@ impl Policy<'_> {
         }
     }
 
-    /// `text` redacted, then cut to the limit (the whole kept as an artifact).
-    fn limit(&self, text: String, redactions: &mut u32) -> (String, bool, Option<String>) {
+    /// `text` redacted, then cut to the limit (the whole kept as an artifact, before this
+    /// returns unless `behind`: see [`Policy::keep`]).
+    fn limit(
+        &self,
+        text: String,
+        redactions: &mut u32,
+        behind: bool,
+    ) -> (String, bool, Option<String>) {
         let text = self.redact(text, redactions);
         // More bytes than the limit allows characters is the only case worth counting.
         let total = if text.len() > self.max_chars {
@@ -71,9 +80,25 @@ impl Policy<'_> {
         if total <= self.max_chars {
             return (text, false, None);
         }
-        let artifact = self.artifacts.put(self.session, &text).ok();
+        let artifact = self.keep(&text, behind);
         let (content, artifact) = cut(&text, total, self.max_chars, self.read_limit, artifact);
         (content, true, artifact)
+    }
+
+    /// Keeps `text` as an artifact; its id, `None` when it could not be kept. With `behind`,
+    /// a store that blocks and knows the id beforehand ([`ArtifactStore::id_for`]) gets the
+    /// text on tokio's blocking pool, and the id is answered without waiting for the `put`.
+    fn keep(&self, text: &str, behind: bool) -> Option<String> {
+        if behind
+            && let Some(store) = self.shared_artifacts
+            && store.blocks()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            && let Some(id) = store.id_for(self.session, text)
+        {
+            artifacts::put_behind(&runtime, store, self.session, text, &id);
+            return Some(id);
+        }
+        self.artifacts.put(self.session, text).ok()
     }
 }
 
@@ -114,6 +139,7 @@ impl OwnedPolicy {
                 max_chars: self.max_chars,
                 redactor: &self.redactor,
                 artifacts: self.artifacts.as_ref(),
+                shared_artifacts: None,
                 session: &self.session,
                 read_limit: self.read_limit,
                 verbatim: self.verbatim,
@@ -128,7 +154,8 @@ impl OwnedPolicy {
 pub(crate) fn shape(output: ToolOutput, policy: &Policy<'_>) -> Shaped {
     let page = output.page().cloned();
     let mut redactions = 0;
-    let (mut content, truncated, artifact) = policy.limit(output.into_text(), &mut redactions);
+    let (mut content, truncated, artifact) =
+        policy.limit(output.into_text(), &mut redactions, false);
     if let Some(page) = &page {
         content.push_str(&page_notice(page));
         content = policy.redact(content, &mut redactions);
@@ -186,12 +213,19 @@ pub(crate) fn redacted(output: ToolOutput, redactor: &Redactor) -> (ToolOutput, 
 /// Applies the output policy to an error: its message and hint redacted and cut to the limit
 /// like an output, its details redacted (each string in them) and left out when over the
 /// limit.
+///
+/// Errors are shaped where they are answered, on the turn's task (or a calling tool's), from
+/// synchronous code: a long message or hint whose store blocks is kept without waiting when
+/// the policy has the shared store and the store knows the id beforehand (`Policy::keep`).
+/// Shaping errors on the blocking pool instead, as large outputs are, would have to make every
+/// place that answers an error wait for it, refusals while a turn is planned included.
 pub(crate) fn shape_error(error: ToolError, policy: &Policy<'_>) -> (ToolError, Shaped) {
     let mut redactions = 0;
-    let (message, truncated, artifact) = policy.limit(error.message().to_owned(), &mut redactions);
+    let (message, truncated, artifact) =
+        policy.limit(error.message().to_owned(), &mut redactions, true);
     let mut error = error.with_message(message);
     if let Some(hint) = error.hint() {
-        let (hint, _, _) = policy.limit(hint.to_owned(), &mut redactions);
+        let (hint, _, _) = policy.limit(hint.to_owned(), &mut redactions, true);
         error = error.with_hint(hint);
     }
     if let Some(details) = error.details() {
@@ -320,6 +354,7 @@ mod tests {
             max_chars,
             redactor,
             artifacts: store,
+            shared_artifacts: None,
             session: "s",
             read_limit: 1_000,
             verbatim: false,
