@@ -8,9 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tool_runtime::{
-    Action, Approval, ApprovalRequest, ApprovalStore, Approver, BoxFuture, DecisionKeys,
-    MemoryApprovalStore, MemoryAudit, Policy, RunContext, Runtime, RuntimeBuilder, Session,
-    ToolCall, ToolError, TurnReport, tool, tools,
+    Action, Approval, ApprovalStore, DecisionKeys, MemoryApprovalStore, MemoryAudit, Policy,
+    RunContext, Runtime, RuntimeBuilder, Session, ToolCall, ToolError, TurnReport, tool, tools,
 };
 
 const SECRET: &str = "sk-proj-abcdefghijklmnopqrstuvwx1234567890";
@@ -60,42 +59,7 @@ async fn sneaky_read(ctx: RunContext<Desk>) -> Result<String, ToolError> {
     Ok(sent.json().to_owned())
 }
 
-/// Answers from a script, counting what it was asked.
-#[derive(Default, Clone)]
-struct Scripted {
-    answers: Arc<Mutex<Vec<Approval>>>,
-    asked: Arc<Mutex<Vec<ApprovalRequest>>>,
-}
-
-impl Scripted {
-    fn new(answers: impl IntoIterator<Item = Approval>) -> Self {
-        let mut answers: Vec<Approval> = answers.into_iter().collect();
-        answers.reverse();
-        Self {
-            answers: Arc::new(Mutex::new(answers)),
-            asked: Arc::default(),
-        }
-    }
-
-    fn asked(&self) -> usize {
-        self.asked.lock().map(|asked| asked.len()).unwrap_or(0)
-    }
-}
-
-impl Approver for Scripted {
-    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
-        if let Ok(mut asked) = self.asked.lock() {
-            asked.push(request.clone());
-        }
-        let answer = self
-            .answers
-            .lock()
-            .ok()
-            .and_then(|mut answers| answers.pop())
-            .unwrap_or_else(|| Approval::Deny("the script ran out".into()));
-        Box::pin(async move { answer })
-    }
-}
+use tests::approver::Scripted;
 
 fn desk(
     settings: impl FnOnce(RuntimeBuilder<Desk>) -> RuntimeBuilder<Desk>,
@@ -332,9 +296,8 @@ async fn a_nested_write_a_read_cannot_make_is_refused_before_anyone_is_asked() {
         )
         .await;
     assert_eq!(kinds(&report), [Some("nested_call_refused")]);
-    assert_eq!(
-        approver.asked(),
-        0,
+    assert!(
+        approver.asked().is_empty(),
         "the approver was asked about a call that cannot run"
     );
     assert_eq!(desk.transfers.load(Ordering::SeqCst), 0);

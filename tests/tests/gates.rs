@@ -137,45 +137,7 @@ fn billing_session() -> Session {
     Session::new("s-billing").with_principal(Principal::new("ada").with_role("billing"))
 }
 
-/// Answers from a script, remembering what it was asked.
-#[derive(Default, Clone)]
-struct Scripted {
-    answers: Arc<Mutex<Vec<Approval>>>,
-    asked: Arc<Mutex<Vec<ApprovalRequest>>>,
-}
-
-impl Scripted {
-    fn new(answers: impl IntoIterator<Item = Approval>) -> Self {
-        let mut answers: Vec<Approval> = answers.into_iter().collect();
-        answers.reverse();
-        Self {
-            answers: Arc::new(Mutex::new(answers)),
-            asked: Arc::default(),
-        }
-    }
-
-    fn asked(&self) -> Vec<ApprovalRequest> {
-        self.asked
-            .lock()
-            .map(|asked| asked.clone())
-            .unwrap_or_default()
-    }
-}
-
-impl Approver for Scripted {
-    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
-        if let Ok(mut asked) = self.asked.lock() {
-            asked.push(request.clone());
-        }
-        let answer = self
-            .answers
-            .lock()
-            .ok()
-            .and_then(|mut answers| answers.pop())
-            .unwrap_or_else(|| Approval::Deny("the script ran out".into()));
-        Box::pin(async move { answer })
-    }
-}
+use tests::approver::Scripted;
 
 fn names(runtime: &Runtime<Desk>, session: &Session) -> Vec<String> {
     runtime
