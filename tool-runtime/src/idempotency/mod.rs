@@ -128,31 +128,23 @@ impl Layer {
                 fingerprint.update(b"key\n");
                 fingerprint.update(key.as_bytes());
             }
+            // The scope and the tool too, though the store names its entry by them: the
+            // digest is what the tool forwards downstream, so two sessions (or two tools)
+            // sending the same arguments must never share it.
             None => {
-                fingerprint.update(b"args\n");
-                fingerprint.update(version.unwrap_or_default().as_bytes());
-                fingerprint.update(b"\n");
-                fingerprint.update(arguments_digest.as_bytes());
+                for part in [
+                    b"args v2".as_slice(),
+                    scope.as_bytes(),
+                    spec.name().as_bytes(),
+                    version.unwrap_or_default().as_bytes(),
+                    arguments_digest.as_bytes(),
+                ] {
+                    crate::hex::update_length_prefixed(&mut fingerprint, part);
+                }
             }
         }
         let digest = crate::hex::encode(&fingerprint.finalize());
-        // What the tool forwards downstream names this call as the store does: its scope and
-        // tool too, so two sessions (or two tools) sending the same arguments never share it.
-        let for_tool: Arc<str> = match explicit {
-            Some(key) => Arc::from(key),
-            None => {
-                let mut forwarded = Sha256::new();
-                for part in [
-                    b"forwarded".as_slice(),
-                    scope.as_bytes(),
-                    spec.name().as_bytes(),
-                    digest.as_bytes(),
-                ] {
-                    crate::hex::update_length_prefixed(&mut forwarded, part);
-                }
-                Arc::from(crate::hex::encode(&forwarded.finalize()))
-            }
-        };
+        let for_tool: Arc<str> = Arc::from(explicit.unwrap_or(&digest));
         // The call's own token: resumed after a crash (its run gone without an ending), once
         // that run cannot still be going, the same call takes its claim over. A run the
         // runtime stopped mid-flight abandons its claim instead (it may have done its work),

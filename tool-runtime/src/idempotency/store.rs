@@ -15,18 +15,18 @@ use tool_core::BoxFuture;
 /// arguments finds the first call's entry and is refused).
 ///
 /// What the tool itself reads as its key (`ctx.idempotency_key()`, to forward downstream) is
-/// the explicit key the caller supplied, or else the lowercase hex SHA-256 of the scope, the
-/// tool, and `digest` (the tool's version and the canonical validated arguments), each
-/// length-prefixed: the same for the same call, different for another session (or tenant
-/// scope), another tool, another version or other arguments.
+/// the explicit key the caller supplied, as given, or else `digest`: the same for the same
+/// call, different for another session (or tenant scope), another tool, another version or
+/// other arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey {
     /// Whose calls share results: the session by default, or a configured tenant.
     pub scope: String,
     /// The tool.
     pub tool: String,
-    /// SHA-256 (lowercase hex) of the fingerprint: the tool's version and the canonical
-    /// validated arguments, or the explicit key the caller supplied.
+    /// SHA-256 (lowercase hex) of the fingerprint: the scope, the tool, its version and the
+    /// canonical validated arguments (each length-prefixed), or the explicit key the caller
+    /// supplied.
     pub digest: String,
     /// SHA-256 (lowercase hex) of the canonical arguments: an explicit key reused with other
     /// arguments is refused by comparing it.
