@@ -18,7 +18,10 @@ use super::store::{
 /// its error. Results are kept for the window from the first claim and bounded (by default
 /// 10,000 entries and 64 MiB of results): when full, the oldest completed result is evicted
 /// first; a claim in flight is never evicted (a new claim beyond the bound waits for room by
-/// evicting results only, and is refused as unavailable when only claims are left).
+/// evicting results only, and is refused as unavailable when only claims are left). A claim
+/// [abandoned](IdempotencyStore::abandon) by a run stopped mid-flight stays until its window
+/// ends, never evicted either: a claim or a wait on its key answers [`Lookup::Abandoned`] at
+/// once, and the waiters already waiting are woken with that answer.
 #[derive(Debug)]
 pub struct MemoryIdempotency {
     max_entries: usize,
@@ -51,7 +54,7 @@ struct Entry {
 #[derive(Debug)]
 enum Value {
     Pending {
-        /// The call's token: a call with it may take the claim over once abandoned.
+        /// The call's token: a call with it may take the claim over once its run is lost.
         holder: String,
         /// This claim's own token, new on each takeover: the run taken over from (if it was
         /// only paused) cannot complete or free the new holder's claim.
@@ -61,12 +64,16 @@ enum Value {
         /// Tells the waiters how the execution ended (`None` while it runs).
         ended: watch::Sender<Option<Ending>>,
     },
+    /// Left by a run stopped mid-flight: it may have done its work, so nothing runs the call
+    /// (nor takes the claim over) until the key expires.
+    Abandoned,
     Done(StoredResult),
 }
 
 #[derive(Debug, Clone)]
 enum Ending {
-    Done,
+    /// Completed or abandoned: the waiters look at the entry again.
+    Recorded,
     Failed(SharedFailure),
 }
 
@@ -116,8 +123,13 @@ impl MemoryIdempotency {
         if let Some(entry) = state.entries.get_mut(id) {
             match &mut entry.value {
                 Value::Done(result) => return Ok(Lookup::Done(result.clone())),
-                // The same call, resumed after its claim was abandoned: it takes the claim
-                // over, for as long as it can run at least.
+                Value::Abandoned => {
+                    return Ok(Lookup::Abandoned {
+                        expires_in: Some(entry.expires.saturating_duration_since(now)),
+                    });
+                }
+                // The same call, resumed after its run was lost without an ending: it takes
+                // the claim over, for as long as it can run at least.
                 Value::Pending {
                     holder,
                     lease,
@@ -207,7 +219,7 @@ impl MemoryIdempotency {
         if *lease != claim.holder {
             return;
         }
-        ended.send_replace(Some(Ending::Done));
+        ended.send_replace(Some(Ending::Recorded));
         entry.value = Value::Done(result);
         state.bytes += size;
         state.completed.push_back(key.clone());
@@ -290,14 +302,13 @@ fn size_of(result: &StoredResult) -> usize {
 impl MemoryIdempotency {
     fn abandon_now(&self, key: &IdempotencyKey, claim: &Claim) {
         let mut state = self.lock();
-        if let Some(Entry {
-            value: Value::Pending { holder, lease, .. },
-            ..
-        }) = state.entries.get_mut(&id(key))
+        if let Some(entry) = state.entries.get_mut(&id(key))
+            && let Value::Pending { lease, ended, .. } = &entry.value
             && *lease == claim.holder
         {
-            // No call holds this token: nothing can take the claim over.
-            *holder = crate::hex::random_token();
+            // The waiters look again and find it abandoned.
+            ended.send_replace(Some(Ending::Recorded));
+            entry.value = Value::Abandoned;
         }
     }
 }
@@ -348,5 +359,148 @@ impl IdempotencyStore for MemoryIdempotency {
     /// The wait only listens; its claim is made at once when it answers.
     fn wait_is_cancel_safe(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idempotency::Holder;
+
+    fn key(n: usize) -> IdempotencyKey {
+        IdempotencyKey {
+            scope: "s".into(),
+            tool: "t".into(),
+            digest: format!("{n:064}"),
+            arguments_digest: "a".into(),
+            holder: None,
+        }
+    }
+
+    fn own(n: usize, token: &str) -> IdempotencyKey {
+        IdempotencyKey {
+            holder: Some(Holder {
+                token: token.into(),
+                stale_after: Duration::from_secs(1),
+            }),
+            ..key(n)
+        }
+    }
+
+    fn result(output: &str) -> StoredResult {
+        StoredResult {
+            arguments_digest: "a".into(),
+            output: output.into(),
+            page: None,
+        }
+    }
+
+    fn claimed(lookup: Result<Lookup, StoreError>) -> Claim {
+        match lookup {
+            Ok(Lookup::Claimed(claim)) => claim,
+            other => panic!("not claimed: {other:?}"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_abandoned_claim_is_answered_at_once_until_it_expires_never_taken_over() {
+        let store = MemoryIdempotency::default();
+        let ttl = Duration::from_secs(60);
+        let claim = claimed(store.claim(own(1, "call-1"), ttl).await);
+        tokio::time::advance(Duration::from_secs(10)).await;
+        store
+            .abandon(own(1, "call-1"), claim)
+            .await
+            .expect("answers");
+        let abandoned = Lookup::Abandoned {
+            expires_in: Some(Duration::from_secs(50)),
+        };
+        assert_eq!(
+            store.claim(own(1, "call-2"), ttl).await.expect("answers"),
+            abandoned
+        );
+        // A wait answers at once, whatever its bound.
+        let asked = Instant::now();
+        assert_eq!(
+            store
+                .wait(own(1, "call-2"), ttl, Duration::from_secs(10))
+                .await
+                .expect("answers"),
+            abandoned
+        );
+        assert_eq!(asked.elapsed(), Duration::ZERO);
+        // The same call, past its stale_after: its run may have done its work, no takeover.
+        assert_eq!(
+            store.claim(own(1, "call-1"), ttl).await.expect("answers"),
+            abandoned
+        );
+        tokio::time::advance(Duration::from_secs(49)).await;
+        assert_eq!(
+            store.claim(key(1), ttl).await.expect("answers"),
+            Lookup::Abandoned {
+                expires_in: Some(Duration::from_secs(1)),
+            }
+        );
+        tokio::time::advance(Duration::from_secs(1)).await;
+        claimed(store.claim(own(1, "call-1"), ttl).await);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_waiter_is_woken_when_the_claim_it_waits_for_is_abandoned() {
+        let store = MemoryIdempotency::default();
+        let ttl = Duration::from_secs(60);
+        let claim = claimed(store.claim(key(1), ttl).await);
+        let asked = Instant::now();
+        let abandoning = async {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            store.abandon(key(1), claim).await.expect("answers");
+        };
+        let (waited, ()) =
+            tokio::join!(store.wait(key(1), ttl, Duration::from_secs(10)), abandoning);
+        assert_eq!(
+            waited.expect("answers"),
+            Lookup::Abandoned {
+                expires_in: Some(Duration::from_millis(59_995)),
+            }
+        );
+        assert_eq!(asked.elapsed(), Duration::from_millis(5));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn abandoning_needs_the_claim_that_holds_the_key() {
+        let store = MemoryIdempotency::default();
+        let ttl = Duration::from_secs(60);
+        let claim = claimed(store.claim(key(1), ttl).await);
+        let other = Claim {
+            holder: "not-it".into(),
+        };
+        store.abandon(key(1), other).await.expect("answers");
+        assert_eq!(
+            store.claim(key(1), ttl).await.expect("answers"),
+            Lookup::Pending
+        );
+        store
+            .complete(key(1), claim.clone(), result("1"))
+            .await
+            .expect("answers");
+        // A completed key is not abandoned by a late call either.
+        store.abandon(key(1), claim).await.expect("answers");
+        assert_eq!(
+            store.claim(key(1), ttl).await.expect("answers"),
+            Lookup::Done(result("1"))
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_abandoned_claim_is_never_evicted_and_an_expired_one_gives_way() {
+        let store = MemoryIdempotency::new(2, 1 << 20);
+        let ttl = Duration::from_secs(10);
+        for n in [1, 2] {
+            let claim = claimed(store.claim(key(n), ttl).await);
+            store.abandon(key(n), claim).await.expect("answers");
+        }
+        assert!(store.claim(key(3), ttl).await.is_err(), "full of claims");
+        tokio::time::advance(Duration::from_secs(10)).await;
+        claimed(store.claim(key(3), ttl).await);
     }
 }
