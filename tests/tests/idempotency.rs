@@ -406,13 +406,13 @@ async fn a_write_stopped_by_its_timeout_keeps_its_claim_for_the_window() {
     let first = runtime.execute(&session, call("1")).await;
     assert_eq!(kinds(&first), [Some("timeout")]);
     // It may have done its work: no copy runs while the claim stands, whatever its call id,
-    // and long after the call could still be running.
+    // and long after the call could still be running; each is told so at once.
     for (id, after) in [("2", 0), ("1", 0), ("1", 5), ("2", 30)] {
         tokio::time::advance(Duration::from_secs(after)).await;
         let again = runtime.execute(&session, call(id)).await;
         assert_eq!(
             kinds(&again),
-            [Some("in_progress_elsewhere")],
+            [Some("outcome_unknown")],
             "{id} after {after} s"
         );
     }

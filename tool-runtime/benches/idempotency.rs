@@ -1,15 +1,16 @@
-//! The idempotency layer: a memory store's hit on its own, and per call in a turn of 64
-//! repeated writes answered from it, next to 64 read-only calls (which skip the layer) and the
-//! same hand-written baseline as the other benchmarks.
+//! The idempotency layer: a memory store's hit on its own, its first run (claim and complete)
+//! on an empty store and on a full one (10,000 keys, each new key evicting the oldest result),
+//! and per call in a turn of 64 repeated writes answered from it, next to 64 read-only calls
+//! (which skip the layer) and the same hand-written baseline as the other benchmarks.
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
 use tool_runtime::{
-    IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency, Runtime, Session, ToolCall, tool,
-    tools,
+    IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency, Runtime, Session, StoredResult,
+    ToolCall, tool, tools,
 };
 
 /// Deps of the benchmark.
@@ -97,7 +98,7 @@ fn idempotency(c: &mut Criterion) {
     let ttl = Duration::from_secs(600);
     executor.block_on(async {
         if let Ok(Lookup::Claimed(claim)) = store.claim(key.clone(), ttl).await {
-            let result = tool_runtime::StoredResult {
+            let result = StoredResult {
                 arguments_digest: key.arguments_digest.clone(),
                 output: r#"{"order_id":"A-1024","ok":true}"#.into(),
                 page: None,
@@ -107,6 +108,67 @@ fn idempotency(c: &mut Criterion) {
     });
     group.bench_function("memory store: a hit", |b| {
         b.iter(|| black_box(executor.block_on(store.claim(key.clone(), ttl)).is_ok()));
+    });
+
+    // A first run: claim a key never seen, complete it. Its key and result are made outside
+    // the measurement, on both rows alike.
+    let first_run = |store: &MemoryIdempotency,
+                     (key, result): &mut (IdempotencyKey, StoredResult)| {
+        executor.block_on(async {
+            if let Ok(Lookup::Claimed(claim)) = store.claim(key.clone(), ttl).await {
+                let _ = store.complete(key.clone(), claim, result.clone()).await;
+            }
+        });
+    };
+    let mut seen = 0_u64;
+    let mut fresh = move || {
+        seen += 1;
+        let key = IdempotencyKey {
+            digest: format!("{seen:064x}"),
+            ..key.clone()
+        };
+        let result = StoredResult {
+            arguments_digest: key.arguments_digest.clone(),
+            output: r#"{"order_id":"A-1024","ok":true}"#.into(),
+            page: None,
+        };
+        (key, result)
+    };
+    // Empty, but not new: a key kept a microsecond and expired, so that the measured run
+    // does not pay for the first allocation of the store's tables.
+    let empty = |fresh: &mut dyn FnMut() -> (IdempotencyKey, StoredResult)| {
+        let store = MemoryIdempotency::default();
+        let (key, result) = fresh();
+        executor.block_on(async {
+            if let Ok(Lookup::Claimed(claim)) =
+                store.claim(key.clone(), Duration::from_micros(1)).await
+            {
+                let _ = store.complete(key, claim, result).await;
+            }
+        });
+        while !store.is_empty() {
+            std::hint::spin_loop();
+        }
+        store
+    };
+    group.bench_function("first run (claim and complete) on an empty store", |b| {
+        b.iter_batched_ref(
+            || (empty(&mut fresh), fresh()),
+            |(store, run)| first_run(store, run),
+            BatchSize::SmallInput,
+        );
+    });
+    let full = MemoryIdempotency::default();
+    for _ in 0..10_000 {
+        first_run(&full, &mut fresh());
+    }
+    assert_eq!(full.len(), 10_000);
+    group.bench_function("first run on a full store (10,000 keys)", |b| {
+        b.iter_batched_ref(
+            &mut fresh,
+            |run| first_run(&full, run),
+            BatchSize::SmallInput,
+        );
     });
 
     group.throughput(Throughput::Elements(64));
