@@ -302,19 +302,18 @@ pub(crate) fn in_progress(elsewhere: bool) -> ToolError {
 
 /// A repeat of a call whose earlier run was stopped mid-flight and may have done its work.
 pub(crate) fn outcome_unknown(expires_in: Option<Duration>) -> ToolError {
+    // Rounded up: a retry at the time said is not refused again.
     let when = expires_in.map_or_else(
-        || "when its idempotency window ends".to_owned(),
+        || "once its idempotency window ends".to_owned(),
         |left| {
-            format!(
-                "in {} s, when its idempotency window ends",
-                left.as_secs().max(1)
-            )
+            let seconds = left.as_millis().div_ceil(1000).max(1);
+            format!("in {seconds} s, when its idempotency window ends")
         },
     );
     ToolError::new(
         ErrorKind::OutcomeUnknown,
         format!(
-            "an earlier run of this call was stopped before it finished and may have done its work; it is not run again until {when}"
+            "an earlier run of this call was stopped before it finished and may have done its work; it can run again {when}"
         ),
     )
     .with_hint("check whether the change took effect before asking for it again")
