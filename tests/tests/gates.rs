@@ -1130,6 +1130,40 @@ fn a_policy_file_naming_a_tool_that_does_not_exist_is_refused_with_its_line() {
 }
 
 #[tokio::test]
+async fn denials_without_an_approver_stop_the_rest_of_their_turn_too() {
+    for non_interactive in [false, true] {
+        let (runtime, desk) = desk_runtime(|builder| builder);
+        let session = if non_interactive {
+            Session::new("s").non_interactive()
+        } else {
+            Session::new("s")
+        };
+        let calls: Vec<ToolCall> = (0..5)
+            .map(|i| {
+                call(
+                    &format!("d{i}"),
+                    "delete_account",
+                    json!({ "account": "a" }),
+                )
+            })
+            .collect();
+        let report = runtime.execute(&session, &calls).await;
+        assert_eq!(
+            kinds(&report),
+            [
+                Some("denied"),
+                Some("denied"),
+                Some("denied"),
+                Some("too_many_denials"),
+                Some("too_many_denials"),
+            ],
+            "non-interactive: {non_interactive}"
+        );
+        assert_eq!(desk.deleted.load(Ordering::SeqCst), 0);
+    }
+}
+
+#[tokio::test]
 async fn denials_in_one_turn_stop_the_rest_of_that_turn() {
     let approver = Arc::new(Scripted::new((0..5).map(|_| Approval::Deny("no".into()))));
     let (runtime, desk) = desk_runtime(|builder| builder.approver(Arc::clone(&approver)));

@@ -314,3 +314,49 @@ async fn flush_audit_is_send() {
     assert_send(&flush);
     assert!(flush.await.is_ok());
 }
+
+/// A store that answers `take` with a request other than the one it listed.
+struct SwapsOnTake(MemoryApprovalStore);
+
+impl ApprovalStore for SwapsOnTake {
+    fn put(&self, pending: PendingApproval) -> BoxFuture<'_, std::io::Result<()>> {
+        ApprovalStore::put(&self.0, pending)
+    }
+
+    fn pending<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> BoxFuture<'a, std::io::Result<Vec<PendingApproval>>> {
+        ApprovalStore::pending(&self.0, session)
+    }
+
+    fn take<'a>(
+        &'a self,
+        session: &'a str,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, std::io::Result<Option<PendingApproval>>> {
+        Box::pin(async move {
+            let taken = ApprovalStore::take(&self.0, session, request_id).await?;
+            Ok(taken.map(|mut pending| {
+                pending.call_id = "another-call".into();
+                pending
+            }))
+        })
+    }
+}
+
+#[tokio::test]
+async fn what_runs_is_the_request_that_was_checked_whatever_take_answers() {
+    let store: Arc<dyn ApprovalStore> = Arc::new(SwapsOnTake(MemoryApprovalStore::default()));
+    let session = Session::new("s");
+    let (runtime, desk) = runtime_with(Arc::clone(&store), k1(), Arc::new(MemoryAudit::default()));
+    let pending = pend(&runtime, &session, "acct-1").await;
+    let decision = match runtime.sign_decision(&pending, Approval::Approve) {
+        Ok(decision) => decision,
+        Err(error) => panic!("{error}"),
+    };
+    let report = runtime.resume(&session, [decision]).await;
+    assert_eq!(kinds(&report), [None], "{:?}", report.observations());
+    assert_eq!(report.observations()[0].call_id(), pending.call_id);
+    assert_eq!(desk.transfers.load(Ordering::SeqCst), 1);
+}

@@ -261,13 +261,16 @@ impl<D: Any + Send + Sync> Runtime<D> {
         };
         // Consumed first (the store's take is atomic): two resumes of one decision at once
         // write one line, and run once.
-        let Some(pending) = store
+        // What was checked is what runs and is audited: the store's answer to `take` only says
+        // whether this resume got the request.
+        if store
             .take(session.id(), &claims.request_id)
             .await
             .map_err(unavailable)?
-        else {
+            .is_none()
+        {
             return Err(invalid("it was used already"));
-        };
+        }
         let identity = CallIdentity {
             session,
             call_id: &pending.call_id,

@@ -420,6 +420,14 @@ fn unix_seconds(time: SystemTime) -> u64 {
         .map_or(0, |since| since.as_secs())
 }
 
+fn unix_seconds_rounded_up(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        since
+            .as_secs()
+            .saturating_add(u64::from(since.subsec_nanos() > 0))
+    })
+}
+
 fn mac_for(secret: &[u8], payload: &[u8]) -> HmacSha256 {
     // HMAC takes a key of any length: `new_from_slice` never fails for it.
     let mut mac = <HmacSha256 as Mac>::new_from_slice(secret)
@@ -456,7 +464,8 @@ pub(crate) fn sign(
         tool: claims.tool.clone(),
         arguments_digest: claims.arguments_digest.clone(),
         decision,
-        expires_at: unix_seconds(now).saturating_add(keys.ttl.as_secs()),
+        // Rounded up: a decision never expires before its whole ttl has passed.
+        expires_at: unix_seconds_rounded_up(now).saturating_add(keys.ttl.as_secs()),
     };
     let bytes = serde_json::to_vec(&payload)
         .map_err(|error| DecisionError::Malformed(error.to_string()))?;
@@ -822,6 +831,13 @@ mod tests {
         assert_eq!(payload["tool"], "refund");
         assert_eq!(payload["decision"], json!({"kind": "deny", "reason": "no"}));
         assert_eq!(payload["expires_at"], 1_750_000_000 + 15 * 60);
+        // Signed within a second, it expires no earlier than its whole ttl after.
+        let late = UNIX_EPOCH + Duration::from_millis(1_750_000_000_900);
+        let decision = sign(&keys(), &claims(Approval::Approve), late).expect("signs");
+        assert_eq!(
+            decode_payload(&decision)["expires_at"],
+            1_750_000_001 + 15 * 60
+        );
     }
 
     #[test]

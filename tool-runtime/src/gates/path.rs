@@ -96,6 +96,11 @@ impl<D: Any + Send + Sync> Shared<D> {
             gates.note(identity, Some(&digest), decision, why, None);
             denied(why)
         };
+        // Denials earlier in the same turn count: the breaker is looked at again before each
+        // ask, not only when the call was planned, whoever would answer it.
+        if gates.breaker.tripped(session.id()) {
+            return Err(gates.breaker_refusal(identity));
+        }
         let Some(approver) = &gates.approver else {
             return Err(refuse(
                 AuditDecision::Deny,
@@ -107,11 +112,6 @@ impl<D: Any + Send + Sync> Shared<D> {
                 AuditDecision::Deny,
                 &format!("{reason}, and nobody can approve it in this session"),
             ));
-        }
-        // Denials earlier in the same turn count: the breaker is looked at again before each
-        // ask, not only when the call was planned.
-        if gates.breaker.tripped(session.id()) {
-            return Err(gates.breaker_refusal(identity));
         }
         gates
             .record(
