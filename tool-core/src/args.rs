@@ -42,6 +42,12 @@ pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolErro
             Ok(parsed) => Ok(parsed),
             Err(_) => parse_value_slowly(value),
         },
+        ToolArgs::Parsed(Value::Null) => parse_args(ToolArgs::Json("{}")),
+        ToolArgs::Parsed(value) if !value.is_object() => Err(not_an_object(value_kind(value))),
+        ToolArgs::Parsed(value) => match A::deserialize(value) {
+            Ok(parsed) => Ok(parsed),
+            Err(_) => parse_value_slowly(value.clone()),
+        },
     }
 }
 

@@ -27,11 +27,15 @@ pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 /// parameters, without an intermediate [`Value`]. An empty string and `null` mean "no
 /// arguments", the same as `{}`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ToolArgs<'a> {
     /// Arguments as JSON text.
     Json(&'a str),
     /// Arguments as a parsed JSON value.
     Value(Value),
+    /// Arguments parsed already by the caller, which keeps them (the runtime, whose other
+    /// stages read the same value): the tool reads them without a copy.
+    Parsed(&'a Value),
 }
 
 impl ToolArgs<'_> {
@@ -39,6 +43,7 @@ impl ToolArgs<'_> {
     pub fn into_value(self) -> Result<Value, ToolError> {
         match self {
             ToolArgs::Value(value) => Ok(value),
+            ToolArgs::Parsed(value) => Ok(value.clone()),
             ToolArgs::Json(text) if text.trim().is_empty() => Ok(Value::Object(Default::default())),
             ToolArgs::Json(text) => {
                 serde_json::from_str(text).map_err(|error| args::malformed_json(&error))

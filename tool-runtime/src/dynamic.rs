@@ -113,10 +113,11 @@ impl Tool for DynamicTool {
         // Not JSON, or not an object: the same answers as a `#[tool]`'s.
         let text = match args {
             ToolArgs::Json(text) => Some(text),
-            ToolArgs::Value(_) => None,
+            _ => None,
         };
         let mut arguments = match args {
             ToolArgs::Value(Value::Object(arguments)) => Value::Object(arguments),
+            ToolArgs::Parsed(Value::Object(arguments)) => Value::Object(arguments.clone()),
             args => Value::Object(tool_core::parse_args::<Map<String, Value>>(args)?),
         };
         let schema = self.spec.input_schema();
