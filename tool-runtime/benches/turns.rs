@@ -1,7 +1,8 @@
 //! The governed path: a whole turn through the runtime (plan, schedule, shells, output
 //! policy), for one call and per call in a batch of 64 read-only no-op calls (with and without
 //! a `RunContext` to inject, with arguments as JSON text and as a parsed `Value`, answering at
-//! once and awaiting once), against the same hand-written baseline as the dispatch benchmark;
+//! once and awaiting once; and with every gate set: scope, principal, a policy with an argument
+//! rule, an audit sink), against the same hand-written baseline as the dispatch benchmark;
 //! and the wall time, with the default settings, of 64 calls that each sleep 10 ms, read-only
 //! (concurrent) against writes (serial).
 
@@ -10,7 +11,10 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
-use tool_runtime::{RunContext, Runtime, Session, ToolCall, tool, tools};
+use tool_runtime::{
+    Action, Compare, MemoryAudit, Policy, Principal, RunContext, Runtime, Scope, Session, ToolCall,
+    tool, tools,
+};
 
 /// Deps of the benchmark.
 pub struct Desk;
@@ -97,6 +101,36 @@ fn runtime() -> Runtime<Desk> {
     }
 }
 
+/// A runtime with every gate set as an application sets them: a policy with one rule over an
+/// argument, and an audit sink.
+fn gated_runtime() -> Runtime<Desk> {
+    let policy = Policy::new().rule_field(
+        "noop",
+        "order_id",
+        Compare::Eq,
+        "A-0000",
+        Action::Deny,
+        "that order is closed",
+    );
+    match Runtime::builder(Desk)
+        .inventory(false)
+        .tools(tools![noop, sleep_write])
+        .policy(policy)
+        .audit(MemoryAudit::new())
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("{error}"),
+    }
+}
+
+/// A session as a gated application has one: a principal and a scope.
+fn gated_session() -> Session {
+    Session::new("bench")
+        .with_principal(Principal::new("ada").with_role("agent"))
+        .with_scope(Scope::of(tools![noop]))
+}
+
 fn executor() -> tokio::runtime::Runtime {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -168,6 +202,17 @@ fn governed(c: &mut Criterion) {
     let many = calls(64, "noop_awaiting_once", ARGS);
     group.bench_function("64 read-only calls awaiting once, one turn", |b| {
         b.iter(|| black_box(executor.block_on(runtime.execute(&session, &many))));
+    });
+    // Every gate set: scope, principal, a policy with one argument rule, an audit sink.
+    let gated = gated_runtime();
+    let gated_session = gated_session();
+    let many = calls(64, "noop", ARGS);
+    group.bench_function("64 read-only calls, gated, one turn", |b| {
+        b.iter(|| black_box(executor.block_on(gated.execute(&gated_session, &many))));
+    });
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("one call, gated, whole turn", |b| {
+        b.iter(|| black_box(executor.block_on(gated.execute(&gated_session, &one))));
     });
     group.finish();
 }

@@ -3,48 +3,9 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use tool_core::ToolArgs;
 
+use crate::arguments::Arguments;
 use crate::gates::Scope;
-
-/// The arguments of one call, as the provider delivered them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Arguments {
-    /// JSON text (OpenAI sends arguments as a string, possibly malformed).
-    Json(String),
-    /// A parsed value (Anthropic, Gemini, MCP).
-    Value(Value),
-}
-
-impl Arguments {
-    /// The arguments as a tool reads them.
-    pub fn as_tool_args(&self) -> ToolArgs<'_> {
-        match self {
-            Arguments::Json(text) => ToolArgs::Json(text),
-            Arguments::Value(value) => ToolArgs::Value(value.clone()),
-        }
-    }
-}
-
-impl From<String> for Arguments {
-    fn from(text: String) -> Self {
-        Arguments::Json(text)
-    }
-}
-
-impl From<&str> for Arguments {
-    fn from(text: &str) -> Self {
-        Arguments::Json(text.to_owned())
-    }
-}
-
-impl From<Value> for Arguments {
-    fn from(value: Value) -> Self {
-        Arguments::Value(value)
-    }
-}
 
 /// One tool call a model emitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

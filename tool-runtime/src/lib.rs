@@ -103,6 +103,7 @@
 //! | `call_depth_exceeded` | tools called tools deeper than [`Limits::max_call_depth`] | no |
 //! | `nested_call_refused` | a tool that runs alongside other calls called a tool that must run alone | no |
 
+mod arguments;
 mod artifact_tool;
 mod builder;
 mod call;
@@ -122,9 +123,10 @@ mod schedule;
 mod shells;
 mod validate;
 
+pub use arguments::Arguments;
 pub use artifact_tool::READ_ARTIFACT;
 pub use builder::{BuildError, LeftOutTool, MAX_ARGUMENT_DEPTH, MAX_CALL_DEPTH, RuntimeBuilder};
-pub use call::{Arguments, Principal, Session, ToolCall};
+pub use call::{Principal, Session, ToolCall};
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
 #[doc(hidden)]
 pub use gates::__labels_unique;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tool_core::ToolError;
 
-use crate::call::Arguments;
+use crate::arguments::Arguments;
 
 /// Limits that apply to every call unless a tool declares its own.
 #[derive(Debug, Clone, PartialEq, Eq)]

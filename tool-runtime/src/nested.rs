@@ -14,7 +14,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
 
-use crate::call::{Arguments, Session};
+use crate::arguments::Arguments;
+use crate::call::Session;
 use crate::call_path::{Finished, Output, call_span, record_end};
 use crate::gates;
 use crate::output;

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use tool_core::{CallContext, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
 
-use crate::call::{Arguments, Session, ToolCall};
+use crate::arguments::{Arguments, CallArguments};
+use crate::call::{Session, ToolCall};
 use crate::gates::{AwaitedLines, CallIdentity};
 use crate::idempotency::{CallKey, Layer};
 use crate::limits::{self, Limits};
@@ -29,7 +30,8 @@ pub(crate) struct Planned<'a> {
     /// The call's position in its turn (0 for a nested call).
     pub(crate) index: usize,
     pub(crate) call_id: &'a Arc<str>,
-    pub(crate) arguments: &'a Arguments,
+    /// The one value every stage reads the arguments from.
+    pub(crate) arguments: CallArguments<'a>,
     pub(crate) tool: &'a dyn Tool,
     /// The tool's name, shared with the observation.
     pub(crate) name: &'a Arc<str>,
@@ -113,7 +115,7 @@ impl Planned<'_> {
     pub(crate) fn prepare_again(&self) -> ToolFuture {
         match contain::prepare(|| {
             self.tool
-                .prepare(self.arguments.as_tool_args(), self.context.get())
+                .prepare(self.arguments.for_tool(), self.context.get())
         }) {
             Ok(future) => future,
             Err(error) => Box::pin(std::future::ready(Err(error))),
@@ -174,15 +176,26 @@ impl<D: Any + Send + Sync> Shared<D> {
         };
         self.gates
             .admit_tool(&identity, tool.spec(), self.artifact_tool)?;
+        let spec = tool.spec();
         limits::check_arguments(call.arguments, &self.limits)?;
-        let idempotency = Layer::applies(tool.spec()).then(|| {
-            let timeout = tool.spec().timeout().or(self.limits.default_timeout);
+        let arguments = CallArguments::new(call.arguments, spec.input_schema());
+        // Parsed once, before the tool, when a stage reads the value anyway: the tool then
+        // reads that value instead of parsing the text again.
+        let writes = Layer::applies(spec) || !spec.execution().read_only;
+        if writes
+            || validate::reads_the_value(spec)
+            || self.gates.policy.reads_arguments(spec.name())
+        {
+            arguments.parse();
+        }
+        let idempotency = Layer::applies(spec).then(|| {
+            let timeout = spec.timeout().or(self.limits.default_timeout);
             Box::new(self.idempotency.key(
                 session,
                 call.id,
-                tool.spec(),
+                spec,
                 found.version.map(|version| &**version),
-                call.arguments,
+                &arguments,
                 call.idempotency_key,
                 timeout.map(|timeout| self.retry.running_at_most(timeout)),
             ))
@@ -194,13 +207,13 @@ impl<D: Any + Send + Sync> Shared<D> {
             }
             (context, _) => context,
         };
-        let first = contain::prepare(|| tool.prepare(call.arguments.as_tool_args(), context.get()))
-            .map_err(|error| validate::with_schema_fragment(error, tool.spec().input_schema()))?;
-        validate::check_prepared(tool.spec(), call.arguments)?;
+        let first = contain::prepare(|| tool.prepare(arguments.for_tool(), context.get()))
+            .map_err(|error| validate::with_schema_fragment(error, spec.input_schema()))?;
+        validate::check_prepared(spec, &arguments)?;
         let plan = Planned {
             index: call.index,
             call_id: call.id,
-            arguments: call.arguments,
+            arguments,
             name: found.name,
             version: found.version,
             context,

@@ -8,7 +8,8 @@ use std::time::SystemTime;
 
 use tool_core::{ErrorKind, ToolError};
 
-use crate::call::{Arguments, Session, ToolCall};
+use crate::arguments::Arguments;
+use crate::call::{Session, ToolCall};
 use crate::gates::{
     Approval, AuditDecision, CallIdentity, DecisionClaims, DecisionError, DecisionKeys,
     PendingApproval, SignedDecision, decision, seal,

@@ -14,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{ErrorKind, Registry, ToolError, ToolFuture, ToolSpec};
 use tracing::Instrument;
 
+use crate::arguments::Arguments;
 use crate::builder::LeftOutTool;
-use crate::call::{Arguments, Session, ToolCall};
+use crate::call::{Session, ToolCall};
 use crate::call_path::{Finished, RunCall, call_span, record_end};
 use crate::gates::{self, Admitted, Gates};
 use crate::idempotency::Layer;
@@ -222,7 +223,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     let admitted = shared.gates.decide(
                         &identity,
                         plan.tool.spec(),
-                        plan.arguments,
+                        &plan.arguments,
                         &shared.redactor,
                         answer != Answered::No,
                     )?;

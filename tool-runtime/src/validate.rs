@@ -30,7 +30,7 @@ use jsonschema::paths::{Location, LocationSegment};
 use serde_json::{Map, Value};
 use tool_core::{ErrorKind, ToolError, ToolSpec, WrittenNumber, integer_of};
 
-use crate::call::Arguments;
+use crate::arguments::{ANNOTATIONS, CallArguments, ref_target as local_target, resolve};
 
 /// How the runtime checks a tool's arguments beyond what the tool's own `prepare` checks.
 /// Kept in the tool's spec ([`ToolSpec::derived`]); a tool whose `prepare` checks everything
@@ -85,7 +85,10 @@ pub(crate) fn prepare_check(spec: &ToolSpec) -> Result<(), String> {
 /// Checks the arguments of a call its tool has prepared (parsed) against the tool's schema,
 /// when parsing does not check all the schema says. For a flat tool: one look at its spec.
 #[inline]
-pub(crate) fn check_prepared(spec: &ToolSpec, arguments: &Arguments) -> Result<(), ToolError> {
+pub(crate) fn check_prepared(
+    spec: &ToolSpec,
+    arguments: &CallArguments<'_>,
+) -> Result<(), ToolError> {
     match spec
         .derived()
         .get_or_init(|| Check::for_schema(spec.input_schema()))
@@ -99,7 +102,7 @@ pub(crate) fn check_prepared(spec: &ToolSpec, arguments: &Arguments) -> Result<(
 fn check_against_schema(
     check: &(dyn Any + Send + Sync),
     schema: &Value,
-    arguments: &Arguments,
+    arguments: &CallArguments<'_>,
 ) -> Result<(), ToolError> {
     let validator = match check.downcast_ref::<Check>() {
         Some(Check::Schema(validator)) => validator,
@@ -112,20 +115,21 @@ fn check_against_schema(
         // Only this module fills the slot.
         None => return Ok(()),
     };
-    let empty = Value::Object(Map::new());
-    match arguments {
-        Arguments::Value(Value::Null) => validate(validator, schema, &empty),
-        Arguments::Value(value) => validate(validator, schema, value),
-        Arguments::Json(text) if text.trim().is_empty() => validate(validator, schema, &empty),
+    match arguments.value() {
+        // The tool parsed it: it is JSON.
+        Value::Null => Ok(()),
         // The numbers as the tool read them: an integer written as a float is that integer,
         // exactly (not the f64 it rounds to).
-        Arguments::Json(text) => match tool_core::exact_value(text) {
-            Ok(Value::Null) => validate(validator, schema, &empty),
-            Ok(value) => validate(validator, schema, &value),
-            // The tool parsed it: it is JSON.
-            Err(_) => Ok(()),
-        },
+        value => validate(validator, schema, value),
     }
+}
+
+/// Whether checking a call of `spec` reads its arguments as a value (its schema says more than
+/// serde checks).
+pub(crate) fn reads_the_value(spec: &ToolSpec) -> bool {
+    spec.derived()
+        .get_or_init(|| Check::for_schema(spec.input_schema()))
+        .is_some()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,17 +166,6 @@ fn serde_is_exact(schema: &Value) -> bool {
                     .all(|property| serde_checks(property, schema, 0))
             })
 }
-
-/// Keywords that say nothing about which values are valid.
-const ANNOTATIONS: &[&str] = &[
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "title",
-];
 
 /// Whether serde checks exactly what `schema` says, for the type schemars describes so.
 fn serde_checks(schema: &Value, root: &Value, depth: usize) -> bool {
@@ -928,30 +921,6 @@ fn property<'a>(root: &'a Value, object: &'a Value, name: &str) -> Option<&'a Va
     object
         .get("additionalProperties")
         .filter(|values| values.is_object())
-}
-
-fn local_target<'a>(root: &'a Value, schema: &Value) -> Option<&'a Value> {
-    schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|reference| reference.strip_prefix('#'))
-        .and_then(|pointer| root.pointer(pointer))
-}
-
-fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    let mut current = schema;
-    for _ in 0..8 {
-        let only_a_reference = current.as_object().is_some_and(|object| {
-            object
-                .keys()
-                .all(|keyword| keyword == "$ref" || ANNOTATIONS.contains(&keyword.as_str()))
-        });
-        match local_target(root, current) {
-            Some(target) if only_a_reference => current = target,
-            _ => break,
-        }
-    }
-    current
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ pub use policy_file::PolicyFileError;
 pub use scope::{__labels_unique, Scope};
 pub use seal::SealedArguments;
 
-use crate::call::{Arguments, Session};
+use crate::arguments::CallArguments;
+use crate::call::Session;
 use crate::output::redact::Redactor;
 
 /// What the gates of one runtime need.
@@ -196,7 +197,7 @@ impl Gates {
         &self,
         identity: &CallIdentity<'_>,
         spec: &ToolSpec,
-        arguments: &Arguments,
+        arguments: &CallArguments<'_>,
         redactor: &Redactor,
         answered: bool,
     ) -> Result<Admitted, ToolError> {
@@ -205,26 +206,16 @@ impl Gates {
         // Rules read the arguments as the tool will: defaults filled in, a `null` for an
         // optional field the same as its absence (a rule over a left-out field with a default
         // must see the default).
-        let canonical = (self.policy.reads_arguments(spec.name())).then(|| {
-            crate::idempotency::canonical_arguments(
-                spec.input_schema(),
-                &arguments_value(arguments),
-            )
-        });
         let verdict = self
             .policy
-            .decide(spec, session.principal(), canonical.as_ref());
-        let digest = || {
-            let value = arguments_value(arguments);
-            (decision::arguments_digest(&value), value)
-        };
+            .decide(spec, session.principal(), Some(arguments));
         if verdict.action == Action::Deny {
-            let (digest, value) = self.audit.as_ref().map(|_| digest()).unzip();
+            let audited = self.audit.as_ref().map(|_| arguments);
             // A refusal's line is not waited for.
             let ticket = self.submit(
                 identity,
-                digest.as_deref(),
-                value.as_ref(),
+                audited.map(CallArguments::digest),
+                audited.map(CallArguments::value),
                 redactor,
                 AuditDecision::Deny,
                 &verdict.reason(spec),
@@ -245,11 +236,10 @@ impl Gates {
             Action::Auto if read_only => Ok(Admitted::Run),
             _ => {
                 if self.audit.is_some() {
-                    let (digest, value) = digest();
                     let mut ticket = self.submit(
                         identity,
-                        Some(&digest),
-                        Some(&value),
+                        Some(arguments.digest()),
+                        Some(arguments.value()),
                         redactor,
                         AuditDecision::Auto,
                         &verdict.reason(spec),
@@ -444,15 +434,6 @@ impl<D> crate::Runtime<D> {
 pub(crate) fn denied(reason: &str) -> ToolError {
     ToolError::new(ErrorKind::Denied, format!("the call was denied: {reason}"))
         .with_hint("do not repeat this call; tell the user or try another way")
-}
-
-/// A call's arguments as a value (validated already, so they parse).
-pub(crate) fn arguments_value(arguments: &Arguments) -> Value {
-    match arguments {
-        Arguments::Value(value) => value.clone(),
-        // Numbers as the tool reads them: an integer written as a float is that integer.
-        Arguments::Json(text) => tool_core::exact_value(text.trim()).unwrap_or(Value::Null),
-    }
 }
 
 /// `value` with every string redacted.

@@ -8,12 +8,12 @@ use futures::FutureExt;
 use serde_json::Value;
 use tool_core::{ErrorKind, ToolError};
 
-use super::decision::{self, PendingApproval};
+use super::decision::PendingApproval;
 use super::seal::{self, SealedArguments};
 use super::{
-    Admitted, Approval, ApprovalRequest, AuditDecision, CallIdentity, arguments_value, denied,
-    redact_value,
+    Admitted, Approval, ApprovalRequest, AuditDecision, CallIdentity, denied, redact_value,
 };
+use crate::arguments::CallArguments;
 use crate::call::Session;
 use crate::observation::Observation;
 use crate::plan::Planned;
@@ -52,7 +52,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let spec = plan.tool.spec();
         match self
             .gates
-            .decide(&identity, spec, plan.arguments, &self.redactor, false)?
+            .decide(&identity, spec, &plan.arguments, &self.redactor, false)?
         {
             Admitted::Run => Ok(None),
             Admitted::Ask(reason) => self.ask(&identity, plan, reason).await,
@@ -72,7 +72,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             .decide(
                 &identity,
                 plan.tool.spec(),
-                plan.arguments,
+                &plan.arguments,
                 &self.redactor,
                 true,
             )
@@ -89,8 +89,8 @@ impl<D: Any + Send + Sync> Shared<D> {
         let gates = &self.gates;
         let session = identity.session;
         let spec = plan.tool.spec();
-        let arguments = arguments_value(plan.arguments);
-        let digest = decision::arguments_digest(&arguments);
+        let arguments = plan.arguments.value().clone();
+        let digest = plan.arguments.digest().to_owned();
         let refuse = |decision: AuditDecision, why: &str| {
             gates.breaker.denied(session.id());
             gates.note(identity, Some(&digest), decision, why, None);
@@ -178,7 +178,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                     ));
                 }
                 gates.breaker.reset(session.id());
-                let edited_digest = decision::arguments_digest(&edited);
+                let edited_digest = CallArguments::digest_of(spec.input_schema(), edited.clone());
                 gates
                     .record(
                         identity,

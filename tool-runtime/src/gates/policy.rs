@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::{RiskLevel, ToolSpec};
 
+use crate::arguments::CallArguments;
 use crate::builder::BuildError;
 use crate::call::Principal;
 
@@ -487,7 +488,7 @@ impl Policy {
         &self,
         spec: &ToolSpec,
         principal: Option<&Principal>,
-        arguments: Option<&Value>,
+        arguments: Option<&CallArguments<'_>>,
     ) -> Verdict<'_> {
         let own = self.tools.get(spec.name());
         let mut verdict = match own.and_then(|rule| rule.action) {
@@ -529,20 +530,32 @@ impl Policy {
     }
 }
 
+#[cfg(test)]
+impl Policy {
+    /// [`Policy::decide`] over arguments given as a value.
+    pub(crate) fn decide_value(
+        &self,
+        spec: &ToolSpec,
+        principal: Option<&Principal>,
+        arguments: Option<&Value>,
+    ) -> Verdict<'_> {
+        let sent = arguments.map(|value| crate::Arguments::Value(value.clone()));
+        let arguments = sent
+            .as_ref()
+            .map(|sent| CallArguments::new(sent, spec.input_schema()));
+        self.decide(spec, principal, arguments.as_ref())
+    }
+}
+
 impl Condition {
-    fn holds(&self, arguments: &Value) -> bool {
+    fn holds(&self, arguments: &CallArguments<'_>) -> bool {
         match self {
-            Condition::Predicate(predicate) => predicate(arguments),
+            Condition::Predicate(predicate) => predicate(arguments.canonical()),
             Condition::Field {
                 path,
                 compare,
                 value,
-            } => {
-                let found = path
-                    .split('.')
-                    .try_fold(arguments, |value, key| value.get(key));
-                compare_values(found, *compare, value)
-            }
+            } => compare_values(arguments.field(path).as_deref(), *compare, value),
         }
     }
 }

@@ -664,7 +664,7 @@ mod tests {
              action = \"ask\"\n",
         );
         let refund = spec("refund", RiskLevel::Write);
-        let decide = |arguments: Value| policy.decide(&refund, None, Some(&arguments));
+        let decide = |arguments: Value| policy.decide_value(&refund, None, Some(&arguments));
         assert_eq!(decide(json!({"amount": 50})).action, Action::Auto);
         let over = decide(json!({"amount": 150.5}));
         assert_eq!(over.action, Action::Ask);
@@ -896,21 +896,21 @@ mod tests {
         let ticket = spec("create_ticket", RiskLevel::Write);
         let urgent = json!({"subject": "box crushed", "priority": "urgent"});
         assert_eq!(
-            policy.decide(&ticket, None, Some(&urgent)).action,
+            policy.decide_value(&ticket, None, Some(&urgent)).action,
             Action::Ask
         );
         let normal = json!({"subject": "box crushed", "priority": "normal"});
         assert_eq!(
-            policy.decide(&ticket, None, Some(&normal)).action,
+            policy.decide_value(&ticket, None, Some(&normal)).action,
             Action::Auto
         );
         let refund = json!({"subject": "refund for A-1024", "priority": "normal"});
         assert_eq!(
-            policy.decide(&ticket, None, Some(&refund)).action,
+            policy.decide_value(&ticket, None, Some(&refund)).action,
             Action::Ask
         );
         let trainee = Principal::new("bo").with_role("trainee");
-        let verdict = policy.decide(&ticket, Some(&trainee), Some(&normal));
+        let verdict = policy.decide_value(&ticket, Some(&trainee), Some(&normal));
         assert_eq!(verdict.action, Action::Ask);
         let config = spec("get_integration_config", RiskLevel::Read);
         let missing = policy.missing_role(&config, Some(&trainee));

@@ -20,7 +20,6 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use tool_core::{ErrorKind, ToolError, ToolSpec};
 
@@ -32,8 +31,8 @@ pub use store::{
     StoredResult,
 };
 
-use crate::call::{Arguments, Session};
-use crate::gates::decision::arguments_digest;
+use crate::arguments::CallArguments;
+use crate::call::Session;
 
 /// What a call that finds its key held by a running execution gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,7 +106,7 @@ impl Layer {
         call_id: &str,
         spec: &ToolSpec,
         version: Option<&str>,
-        arguments: &Arguments,
+        arguments: &CallArguments<'_>,
         explicit: Option<&str>,
         running_at_most: Option<Duration>,
     ) -> CallKey {
@@ -115,13 +114,7 @@ impl Layer {
             Some(scope) => scope(session),
             None => session.id().to_owned(),
         };
-        let value = match arguments {
-            Arguments::Value(value) => value.clone(),
-            // Each number as the tool reads it: an integer written as a float is that integer.
-            Arguments::Json(text) => tool_core::exact_value(text.trim()).unwrap_or(Value::Null),
-        };
-        let canonical = canonical_arguments(spec.input_schema(), &value);
-        let arguments_digest = arguments_digest(&canonical);
+        let arguments_digest = arguments.digest();
         let mut fingerprint = Sha256::new();
         match explicit {
             Some(key) => {
@@ -170,97 +163,13 @@ impl Layer {
                 scope,
                 tool: spec.name().to_owned(),
                 digest,
-                arguments_digest,
+                arguments_digest: arguments_digest.to_owned(),
                 holder,
             },
             claim_for,
             explicit: explicit.is_some(),
             for_tool,
         }
-    }
-}
-
-/// The arguments as the tool reads them: defaults filled in, an explicit `null` for an
-/// optional field dropped (absent and `null` mean the same), nested objects alike. Key order
-/// is left to the digest, which sorts.
-pub(crate) fn canonical_arguments(schema: &Value, value: &Value) -> Value {
-    canonical_at(schema, schema, value, 0)
-}
-
-fn canonical_at(root: &Value, schema: &Value, value: &Value, depth: usize) -> Value {
-    // Deep schemas are cut short: the rest is kept as sent.
-    if depth > 64 {
-        return value.clone();
-    }
-    let schema = resolve(root, schema);
-    match value {
-        Value::Object(fields) => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|names| names.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut canonical = Map::new();
-            for (name, field) in fields {
-                let field_schema = properties
-                    .and_then(|properties| properties.get(name))
-                    .unwrap_or(&Value::Null);
-                // An explicit `null` means what its absence means only when the field has no
-                // default: with one, absent is the default and `null` stays `null` (`None`).
-                let has_default = resolve(root, field_schema)
-                    .get("default")
-                    .is_some_and(|default| !default.is_null());
-                if field.is_null() && !required.contains(&name.as_str()) && !has_default {
-                    continue;
-                }
-                canonical.insert(
-                    name.clone(),
-                    canonical_at(root, field_schema, field, depth + 1),
-                );
-            }
-            if let Some(properties) = properties {
-                for (name, field_schema) in properties {
-                    if canonical.contains_key(name) {
-                        continue;
-                    }
-                    if let Some(default) = resolve(root, field_schema).get("default")
-                        && !default.is_null()
-                    {
-                        canonical.insert(name.clone(), default.clone());
-                    }
-                }
-            }
-            Value::Object(canonical)
-        }
-        Value::Array(items) => {
-            let item_schema = schema.get("items").unwrap_or(&Value::Null);
-            Value::Array(
-                items
-                    .iter()
-                    .map(|item| canonical_at(root, item_schema, item, depth + 1))
-                    .collect(),
-            )
-        }
-        // An integral float is the integer it stands for (`1.0` is `1`), as validation reads
-        // a float: exact, below 2^53. From text, an integer written as a float is already one
-        // here, on its digits (`exact_value`).
-        Value::Number(number) if number.is_f64() => number
-            .as_f64()
-            .and_then(tool_core::integer_of)
-            .map_or_else(|| value.clone(), Value::Number),
-        other => other.clone(),
-    }
-}
-
-/// A schema with a local `$ref` followed (one level: schemars' `#/$defs/Name`).
-fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    match schema.get("$ref").and_then(Value::as_str) {
-        Some(reference) => reference
-            .strip_prefix('#')
-            .and_then(|pointer| root.pointer(pointer))
-            .unwrap_or(schema),
-        None => schema,
     }
 }
 
@@ -320,54 +229,4 @@ pub(crate) fn outcome_unknown(expires_in: Option<Duration>) -> ToolError {
     .with_details(serde_json::json!({
         "expires_in_ms": expires_in.map(|left| u64::try_from(left.as_millis()).unwrap_or(u64::MAX)),
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn absent_null_defaults_and_key_order_do_not_change_the_canonical_form() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "subject": { "type": "string" },
-                "priority": { "type": "string", "default": "normal" },
-                "note": { "type": ["string", "null"] },
-                "address": { "$ref": "#/$defs/Address" }
-            },
-            "required": ["subject"],
-            "$defs": { "Address": { "type": "object", "properties": {
-                "city": { "type": "string" }, "zip": { "type": ["string", "null"], "default": null }
-            } } }
-        });
-        let a = canonical_arguments(
-            &schema,
-            &json!({ "subject": "x", "address": { "city": "P" } }),
-        );
-        let b = canonical_arguments(
-            &schema,
-            &json!({ "address": { "zip": null, "city": "P" }, "note": null, "priority": "normal", "subject": "x" }),
-        );
-        assert_eq!(arguments_digest(&a), arguments_digest(&b));
-        let c = canonical_arguments(&schema, &json!({ "subject": "x", "priority": "high" }));
-        assert_ne!(arguments_digest(&a), arguments_digest(&c));
-        let one = canonical_arguments(&json!({}), &json!({ "n": 1.0 }));
-        assert_eq!(one, json!({ "n": 1 }));
-    }
-
-    #[test]
-    fn a_null_for_a_field_with_a_default_is_kept_apart_from_its_absence() {
-        // `#[default = Some(500)] cap: Option<u32>`: left out it is 500, `null` is `None`.
-        let schema = json!({
-            "type": "object",
-            "properties": { "cap": { "type": ["integer", "null"], "default": 500 } }
-        });
-        let absent = canonical_arguments(&schema, &json!({}));
-        let null = canonical_arguments(&schema, &json!({ "cap": null }));
-        assert_eq!(absent, json!({ "cap": 500 }));
-        assert_eq!(null, json!({ "cap": null }));
-        assert_ne!(arguments_digest(&absent), arguments_digest(&null));
-    }
 }

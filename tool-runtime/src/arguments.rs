@@ -1,0 +1,619 @@
+//! The arguments of one call: what the provider sent ([`Arguments`]), and the one value every
+//! stage of the call reads ([`CallArguments`]): validation, the policy's rules, the idempotency
+//! key, the audit digest, the approver's request and the tool's own deserialization.
+//!
+//! The value is parsed at most once, and only when a stage reads it; its canonical form (the
+//! arguments as the tool reads them: defaults filled in, an explicit `null` for an optional
+//! field dropped) and the digest of that form are computed at most once, when a stage needs
+//! them. `""`, `"null"`, `null` and `{}` are the same call everywhere: no arguments. A number
+//! is read one way everywhere: an integer written as a float (`2.0`, `1e2`) is that integer,
+//! judged on its digits in JSON text, and exact below 2^53 in a parsed value.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use tool_core::ToolArgs;
+
+/// The arguments of one call, as the provider delivered them.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Arguments {
+    /// JSON text (OpenAI sends arguments as a string, possibly malformed).
+    Json(String),
+    /// A parsed value (Anthropic, Gemini, MCP).
+    Value(Value),
+}
+
+impl Arguments {
+    /// The arguments as a tool reads them.
+    pub fn as_tool_args(&self) -> ToolArgs<'_> {
+        match self {
+            Arguments::Json(text) => ToolArgs::Json(text),
+            Arguments::Value(value) => ToolArgs::Parsed(value),
+        }
+    }
+}
+
+impl From<String> for Arguments {
+    fn from(text: String) -> Self {
+        Arguments::Json(text)
+    }
+}
+
+impl From<&str> for Arguments {
+    fn from(text: &str) -> Self {
+        Arguments::Json(text.to_owned())
+    }
+}
+
+impl From<Value> for Arguments {
+    fn from(value: Value) -> Self {
+        Arguments::Value(value)
+    }
+}
+
+/// The arguments of one planned call, read by every stage from one value.
+pub(crate) struct CallArguments<'a> {
+    sent: &'a Arguments,
+    /// The tool's canonical input schema.
+    schema: &'a Value,
+    parsed: OnceLock<Parsed<'a>>,
+    canonical: OnceLock<Value>,
+    digest: OnceLock<String>,
+}
+
+/// The value, once parsed.
+struct Parsed<'a> {
+    /// `Null` when the text is not JSON (the tool's own parsing says why).
+    value: Cow<'a, Value>,
+    /// Whether the tool may read the value instead of the text: the text held nothing the
+    /// value loses (a repeated key, which the tool refuses).
+    for_the_tool: bool,
+}
+
+impl<'a> CallArguments<'a> {
+    pub(crate) fn new(sent: &'a Arguments, schema: &'a Value) -> Self {
+        Self {
+            sent,
+            schema,
+            parsed: OnceLock::new(),
+            canonical: OnceLock::new(),
+            digest: OnceLock::new(),
+        }
+    }
+
+    /// The arguments as a value: `{}` for none; `Null` when the text is not JSON (such a call
+    /// never gets past validation).
+    pub(crate) fn value(&self) -> &Value {
+        &self.parsed().value
+    }
+
+    /// Parses the value now, so that the tool reads it rather than parsing the text again:
+    /// for a call whose stages read the value anyway.
+    pub(crate) fn parse(&self) {
+        self.parsed();
+    }
+
+    /// What the tool parses its parameters from: the value when it was parsed already (and
+    /// lost nothing), else what was sent.
+    pub(crate) fn for_tool(&self) -> ToolArgs<'_> {
+        match self.parsed.get() {
+            Some(parsed) if parsed.for_the_tool => ToolArgs::Parsed(&parsed.value),
+            _ => self.sent.as_tool_args(),
+        }
+    }
+
+    /// The canonical form: the arguments as the tool reads them, defaults filled in, an
+    /// explicit `null` for an optional field without a default dropped (absent and `null`
+    /// mean the same), nested objects alike.
+    pub(crate) fn canonical(&self) -> &Value {
+        self.canonical
+            .get_or_init(|| canonical_at(self.schema, self.schema, self.value(), 0))
+    }
+
+    /// The digest of the canonical form (SHA-256 of its canonical JSON, keys sorted): what
+    /// the idempotency key, the audit trail and an approval request name the arguments by.
+    pub(crate) fn digest(&self) -> &str {
+        self.digest
+            .get_or_init(|| crate::gates::decision::arguments_digest(self.canonical()))
+    }
+
+    /// The field at a dotted path, as the canonical form has it: without building that form
+    /// when the path leads to a plain value.
+    pub(crate) fn field(&self, path: &str) -> Option<Cow<'_, Value>> {
+        if let Some(canonical) = self.canonical.get() {
+            return lookup(canonical, path).map(Cow::Borrowed);
+        }
+        let root = self.schema;
+        let mut schema = root;
+        let mut current = self.value();
+        // Inside a default, the value is as the schema wrote it (the canonical form does not
+        // fill defaults into defaults).
+        let mut in_default = false;
+        for name in path.split('.') {
+            if in_default {
+                current = current.get(name)?;
+                continue;
+            }
+            let object = resolve(root, schema);
+            let field_schema = property_of(object, name);
+            current = match current.as_object()?.get(name) {
+                Some(Value::Null) if dropped_when_null(root, object, name, field_schema) => {
+                    return None;
+                }
+                Some(found) => found,
+                None => {
+                    in_default = true;
+                    default_of(root, field_schema)?
+                }
+            };
+            schema = field_schema;
+        }
+        match current {
+            // A whole object or array compares as its canonical form.
+            Value::Object(_) | Value::Array(_) if !in_default => {
+                lookup(self.canonical(), path).map(Cow::Borrowed)
+            }
+            found => Some(Cow::Borrowed(found)),
+        }
+    }
+
+    /// The digest of arguments given as a value (a person's edit), as a call of a tool with
+    /// `schema` would name them.
+    pub(crate) fn digest_of(schema: &Value, value: Value) -> String {
+        let sent = Arguments::Value(value);
+        CallArguments::new(&sent, schema).digest().to_owned()
+    }
+
+    fn parsed(&self) -> &Parsed<'a> {
+        self.parsed.get_or_init(|| parse(self.sent))
+    }
+}
+
+fn parse(sent: &Arguments) -> Parsed<'_> {
+    match sent {
+        Arguments::Value(Value::Null) => Parsed {
+            value: Cow::Owned(Value::Object(Map::new())),
+            for_the_tool: true,
+        },
+        Arguments::Value(value) => Parsed {
+            value: integers_of_integral_floats(value),
+            for_the_tool: true,
+        },
+        Arguments::Json(text) => {
+            let text = text.trim();
+            if text.is_empty() || text == "null" {
+                return Parsed {
+                    value: Cow::Owned(Value::Object(Map::new())),
+                    for_the_tool: true,
+                };
+            }
+            // Text whose numbers serde_json reads exactly parses once, refusing a repeated
+            // key as the tool would; other text is read with its numbers on their digits,
+            // and the tool reads the text itself.
+            if tool_core::inexact_numbers(text).is_empty() {
+                let mut deserializer = serde_json::Deserializer::from_str(text);
+                if let Ok(Strict(value)) = Strict::deserialize(&mut deserializer)
+                    && deserializer.end().is_ok()
+                {
+                    return Parsed {
+                        value: Cow::Owned(value),
+                        for_the_tool: true,
+                    };
+                }
+            }
+            Parsed {
+                value: Cow::Owned(match tool_core::exact_value(text) {
+                    Ok(Value::Null) => Value::Object(Map::new()),
+                    Ok(value) => value,
+                    Err(_) => Value::Null,
+                }),
+                for_the_tool: false,
+            }
+        }
+    }
+}
+
+/// `value` with every float that stands for an integer (no fraction, exact: below 2^53) made
+/// that integer; borrowed when it has none.
+fn integers_of_integral_floats(value: &Value) -> Cow<'_, Value> {
+    fn integral(value: &Value) -> bool {
+        match value {
+            Value::Number(number) => {
+                number.is_f64() && number.as_f64().and_then(tool_core::integer_of).is_some()
+            }
+            Value::Array(items) => items.iter().any(integral),
+            Value::Object(fields) => fields.values().any(integral),
+            _ => false,
+        }
+    }
+    fn convert(value: &mut Value) {
+        match value {
+            Value::Number(number) => {
+                if let Some(integer) = number
+                    .as_f64()
+                    .filter(|_| number.is_f64())
+                    .and_then(tool_core::integer_of)
+                {
+                    *number = integer;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(convert),
+            Value::Object(fields) => fields.values_mut().for_each(convert),
+            _ => {}
+        }
+    }
+    if integral(value) {
+        let mut owned = value.clone();
+        convert(&mut owned);
+        Cow::Owned(owned)
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
+/// A JSON value that refuses a repeated key (serde_json's `Value` keeps the last).
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        Strict::deserialize(deserializer).map(|Strict(value)| value)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut fields = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Strict(value) = map.next_value()?;
+            if fields.insert(key, value).is_some() {
+                return Err(de::Error::custom("a repeated key"));
+            }
+        }
+        Ok(Value::Object(fields))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The canonical form
+
+fn canonical_at(root: &Value, schema: &Value, value: &Value, depth: usize) -> Value {
+    // Deep schemas are cut short: the rest is kept as sent.
+    if depth > 64 {
+        return value.clone();
+    }
+    let schema = resolve(root, schema);
+    match value {
+        Value::Object(fields) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let mut canonical = Map::new();
+            for (name, field) in fields {
+                let field_schema = property_of(schema, name);
+                if field.is_null() && dropped_when_null(root, schema, name, field_schema) {
+                    continue;
+                }
+                canonical.insert(
+                    name.clone(),
+                    canonical_at(root, field_schema, field, depth + 1),
+                );
+            }
+            if let Some(properties) = properties {
+                for (name, field_schema) in properties {
+                    if canonical.contains_key(name) {
+                        continue;
+                    }
+                    if let Some(default) = default_of(root, field_schema) {
+                        canonical.insert(name.clone(), default.clone());
+                    }
+                }
+            }
+            Value::Object(canonical)
+        }
+        Value::Array(items) => {
+            let item_schema = schema.get("items").unwrap_or(&Value::Null);
+            Value::Array(
+                items
+                    .iter()
+                    .map(|item| canonical_at(root, item_schema, item, depth + 1))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
+/// The schema of property `name` of an object schema (`Null`: none).
+fn property_of<'s>(object: &'s Value, name: &str) -> &'s Value {
+    object
+        .get("properties")
+        .and_then(|properties| properties.get(name))
+        .unwrap_or(&Value::Null)
+}
+
+/// Whether an explicit `null` for `name` means what its absence means: the field is optional
+/// and has no default (with one, absent is the default and `null` stays `null`, a `None`).
+fn dropped_when_null(root: &Value, object: &Value, name: &str, field_schema: &Value) -> bool {
+    let required = object
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|names| names.iter().any(|required| required == name));
+    !required && default_of(root, field_schema).is_none()
+}
+
+/// A field's default, when it has one that is not `null`.
+fn default_of<'s>(root: &'s Value, field_schema: &'s Value) -> Option<&'s Value> {
+    resolve(root, field_schema)
+        .get("default")
+        .filter(|default| !default.is_null())
+}
+
+/// The value at a dotted path of object keys.
+fn lookup<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(value, |value, key| value.get(key))
+}
+
+// ---------------------------------------------------------------------------------------------
+// References
+
+/// Keywords that say nothing about what a value may be.
+pub(crate) const ANNOTATIONS: &[&str] = &[
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "title",
+];
+
+/// The schema a local `$ref` (`#/$defs/Name`) points to in `root`.
+pub(crate) fn ref_target<'s>(root: &'s Value, schema: &Value) -> Option<&'s Value> {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| reference.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+}
+
+/// A schema with its local references followed while it is nothing but one (and annotations):
+/// schemars' `{"$ref": "#/$defs/Name", "description": ...}`.
+pub(crate) fn resolve<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+    let mut current = schema;
+    for _ in 0..8 {
+        let only_a_reference = current.as_object().is_some_and(|object| {
+            object
+                .keys()
+                .all(|keyword| keyword == "$ref" || ANNOTATIONS.contains(&keyword.as_str()))
+        });
+        match ref_target(root, current) {
+            Some(target) if only_a_reference => current = target,
+            _ => break,
+        }
+    }
+    current
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "subject": {"type": "string"},
+                "priority": {"type": "integer", "default": 3},
+                "cap": {"type": ["integer", "null"]},
+                "tag": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "none"},
+                "address": {"$ref": "#/$defs/Address", "description": "where"},
+            },
+            "required": ["subject"],
+            "$defs": {
+                "Address": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string", "default": "Paris"}},
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn no_arguments_are_one_value_however_written() {
+        let schema = schema();
+        let forms = [
+            Arguments::Json(String::new()),
+            Arguments::Json(" null ".into()),
+            Arguments::Json("{}".into()),
+            Arguments::Value(Value::Null),
+            Arguments::Value(json!({})),
+        ];
+        let digests: Vec<String> = forms
+            .iter()
+            .map(|sent| CallArguments::new(sent, &schema).digest().to_owned())
+            .collect();
+        assert!(digests.iter().all(|digest| *digest == digests[0]));
+        let sent = Arguments::Json(String::new());
+        let arguments = CallArguments::new(&sent, &schema);
+        assert_eq!(arguments.canonical()["priority"], 3);
+    }
+
+    #[test]
+    fn a_field_is_read_as_the_canonical_form_has_it_without_building_it() {
+        let schema = schema();
+        let sent = Arguments::Json(r#"{"subject": "s", "cap": null, "tag": null}"#.into());
+        let arguments = CallArguments::new(&sent, &schema);
+        assert_eq!(arguments.field("priority").as_deref(), Some(&json!(3)));
+        assert_eq!(arguments.field("cap"), None);
+        assert_eq!(arguments.field("tag").as_deref(), Some(&Value::Null));
+        assert_eq!(arguments.field("address.city"), None);
+        assert!(arguments.canonical.get().is_none());
+        for path in [
+            "priority",
+            "cap",
+            "tag",
+            "subject",
+            "address",
+            "address.city",
+        ] {
+            assert_eq!(
+                arguments.field(path).as_deref(),
+                lookup(arguments.canonical(), path),
+                "{path}"
+            );
+        }
+        let sent = Arguments::Value(json!({"subject": "s", "address": {}}));
+        let arguments = CallArguments::new(&sent, &schema);
+        assert_eq!(
+            arguments.field("address.city").as_deref(),
+            Some(&json!("Paris"))
+        );
+        assert_eq!(
+            arguments.field("address").as_deref(),
+            Some(&json!({"city": "Paris"}))
+        );
+    }
+
+    #[test]
+    fn absent_null_defaults_and_key_order_do_not_change_the_canonical_form() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "subject": { "type": "string" },
+                "priority": { "type": "string", "default": "normal" },
+                "note": { "type": ["string", "null"] },
+                "address": { "$ref": "#/$defs/Address" }
+            },
+            "required": ["subject"],
+            "$defs": { "Address": { "type": "object", "properties": {
+                "city": { "type": "string" }, "zip": { "type": ["string", "null"], "default": null }
+            } } }
+        });
+        let digest = |value: Value| {
+            CallArguments::new(&Arguments::Value(value), &schema)
+                .digest()
+                .to_owned()
+        };
+        let a = digest(json!({ "subject": "x", "address": { "city": "P" } }));
+        let b = digest(
+            json!({ "address": { "zip": null, "city": "P" }, "note": null, "priority": "normal", "subject": "x" }),
+        );
+        assert_eq!(a, b);
+        assert_ne!(a, digest(json!({ "subject": "x", "priority": "high" })));
+        let sent = Arguments::Value(json!({ "n": 1.0 }));
+        assert_eq!(
+            CallArguments::new(&sent, &json!({})).canonical(),
+            &json!({ "n": 1 })
+        );
+    }
+
+    #[test]
+    fn a_null_for_a_field_with_a_default_is_kept_apart_from_its_absence() {
+        // `#[default = Some(500)] cap: Option<u32>`: left out it is 500, `null` is `None`.
+        let schema = json!({
+            "type": "object",
+            "properties": { "cap": { "type": ["integer", "null"], "default": 500 } }
+        });
+        let absent = Arguments::Value(json!({}));
+        let null = Arguments::Value(json!({ "cap": null }));
+        let absent = CallArguments::new(&absent, &schema);
+        let null = CallArguments::new(&null, &schema);
+        assert_eq!(absent.canonical(), &json!({ "cap": 500 }));
+        assert_eq!(null.canonical(), &json!({ "cap": null }));
+        assert_ne!(absent.digest(), null.digest());
+        assert_eq!(absent.field("cap").as_deref(), Some(&json!(500)));
+        assert_eq!(null.field("cap").as_deref(), Some(&Value::Null));
+    }
+
+    #[test]
+    fn numbers_are_read_one_way() {
+        let schema = schema();
+        let text = Arguments::Json(r#"{"subject": "s", "priority": 3.0}"#.into());
+        let value = Arguments::Value(json!({"subject": "s", "priority": 3.0}));
+        let plain = Arguments::Json(r#"{"subject": "s", "priority": 3}"#.into());
+        let text = CallArguments::new(&text, &schema);
+        let value = CallArguments::new(&value, &schema);
+        let plain = CallArguments::new(&plain, &schema);
+        assert_eq!(text.value()["priority"], json!(3));
+        assert!(text.value()["priority"].is_u64());
+        assert!(value.value()["priority"].is_u64());
+        assert_eq!(text.digest(), plain.digest());
+        assert_eq!(value.digest(), plain.digest());
+    }
+
+    #[test]
+    fn the_tool_reads_the_value_only_when_it_lost_nothing() {
+        let schema = schema();
+        let repeated = Arguments::Json(r#"{"subject": "a", "subject": "b"}"#.into());
+        let arguments = CallArguments::new(&repeated, &schema);
+        arguments.parse();
+        assert!(matches!(arguments.for_tool(), ToolArgs::Json(_)));
+        assert_eq!(arguments.value()["subject"], "b");
+        let plain = Arguments::Json(r#"{"subject": "a"}"#.into());
+        let arguments = CallArguments::new(&plain, &schema);
+        assert!(matches!(arguments.for_tool(), ToolArgs::Json(_)));
+        arguments.parse();
+        assert!(matches!(arguments.for_tool(), ToolArgs::Parsed(_)));
+        let broken = Arguments::Json(r#"{"subject": "#.into());
+        let arguments = CallArguments::new(&broken, &schema);
+        assert_eq!(arguments.value(), &Value::Null);
+        assert!(matches!(arguments.for_tool(), ToolArgs::Json(_)));
+    }
+}
