@@ -1,14 +1,5 @@
-//! Deferred approvals: pending requests, and the signed decisions that resume them.
-//!
-//! When an [`Approver`](super::approval::Approver) answers [`Approval::Pending`], the runtime
-//! keeps a [`PendingApproval`] in an [`ApprovalStore`] and answers the model
-//! `approval_pending` with the request's id. Later, perhaps in another process sharing the
-//! [`DecisionKeys`] and the store, the application signs a decision and hands it back; the
-//! runtime verifies it and consumes the pending request once ([`ApprovalStore::take`]).
-//!
-//! A decision comes back through a browser, a queue or a client: it is attacker-controlled
-//! input (the MCP specification's rule for resumable requests), so it is signed, bound to one
-//! request, call, session, principal, tool and argument digest, and short-lived.
+//! Signed decisions: the [`DecisionKeys`] that sign and verify them, the token a
+//! [`SignedDecision`] carries, and the [`DecisionClaims`] it says once verified.
 //!
 //! # Token format
 //!
@@ -31,9 +22,6 @@
 //! `kid` at its top level: the key is chosen by `kid` before the MAC is checked, and nothing
 //! else in the payload is read before the MAC is.
 
-use std::collections::VecDeque;
-use std::io;
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -41,12 +29,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use tool_core::BoxFuture;
-use tool_core::RiskLevel;
+use sha2::Sha256;
 
-use super::approval::{Approval, Preview};
-use super::seal::SealedArguments;
+use crate::gates::approval::Approval;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -213,13 +198,13 @@ impl DecisionKeys {
     }
 
     /// The id and secret of the key that signs (and seals).
-    pub(super) fn signing_key(&self) -> (&str, &[u8]) {
+    pub(in crate::gates) fn signing_key(&self) -> (&str, &[u8]) {
         (&self.current.id, &self.current.secret)
     }
 
     /// The secret `kid` names among every key held, current or rotated out, whatever its
     /// grace: what opens a pending request sealed under it.
-    pub(super) fn held_secret(&self, kid: &str) -> Result<&[u8], DecisionError> {
+    pub(in crate::gates) fn held_secret(&self, kid: &str) -> Result<&[u8], DecisionError> {
         if self.current.id == kid {
             return Ok(&self.current.secret);
         }
@@ -232,7 +217,7 @@ impl DecisionKeys {
 
     /// The secret `kid` names, if it is accepted at `now`: the current key, or a previous one
     /// whose grace has not passed.
-    pub(super) fn secret_for(&self, kid: &str, now: SystemTime) -> Result<&[u8], DecisionError> {
+    fn secret_for(&self, kid: &str, now: SystemTime) -> Result<&[u8], DecisionError> {
         if self.current.id == kid {
             return Ok(&self.current.secret);
         }
@@ -276,42 +261,6 @@ impl From<String> for SignedDecision {
     fn from(text: String) -> Self {
         Self(text)
     }
-}
-
-/// A call waiting for a person's decision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingApproval {
-    /// The request's id, given to the model in the `approval_pending` observation.
-    pub request_id: String,
-    /// The session.
-    pub session: String,
-    /// The principal acting in the session.
-    pub principal: Option<String>,
-    /// The call's id.
-    pub call_id: String,
-    /// The tool.
-    pub tool: String,
-    /// The tool's version.
-    pub version: Option<String>,
-    /// The validated arguments, secrets redacted: what a person deciding sees (as in an
-    /// [`ApprovalRequest`](super::ApprovalRequest)). An edit made from them keeps the secrets
-    /// it leaves as shown.
-    pub arguments: Value,
-    /// The validated arguments as they will run, sealed: only a runtime with the same
-    /// [`DecisionKeys`] opens them, for this request only. The store never holds a secret of
-    /// them in clear.
-    pub sealed_arguments: SealedArguments,
-    /// SHA-256 (hex) of the canonical arguments.
-    pub arguments_digest: String,
-    /// Why the policy asked.
-    pub reason: String,
-    /// The tool's risk level.
-    pub risk: RiskLevel,
-    /// What the call will do.
-    pub preview: Option<Preview>,
-    /// The idempotency key the caller gave the call, which it runs under when resumed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency_key: Option<String>,
 }
 
 /// What a signed decision says, once verified.
@@ -556,206 +505,10 @@ fn malformed(why: &str) -> DecisionError {
     DecisionError::Malformed(why.to_owned())
 }
 
-/// SHA-256 (lowercase hex) of the canonical JSON of `arguments`: object keys sorted at every
-/// level, no whitespace, numbers as serde_json writes them.
-///
-/// Keys sort by their UTF-8 bytes; arrays keep their order; strings and numbers are written
-/// as serde_json writes them. The walk uses its own stack, so depth costs heap, not stack.
-pub(crate) fn arguments_digest(arguments: &Value) -> String {
-    let mut hasher = Sha256::new();
-    write_canonical(arguments, &mut |bytes| hasher.update(bytes));
-    crate::hex::encode(&hasher.finalize())
-}
-
-/// Writes the canonical JSON of `value` to `out`, piece by piece.
-fn write_canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
-    enum Step<'a> {
-        Value(&'a Value),
-        Key(&'a str),
-        Text(&'static [u8]),
-    }
-
-    let mut stack = vec![Step::Value(value)];
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Text(text) => out(text),
-            Step::Key(key) => {
-                out(Value::from(key).to_string().as_bytes());
-                out(b":");
-            }
-            Step::Value(Value::Array(items)) => {
-                stack.push(Step::Text(b"]"));
-                for (index, item) in items.iter().enumerate().rev() {
-                    stack.push(Step::Value(item));
-                    if index > 0 {
-                        stack.push(Step::Text(b","));
-                    }
-                }
-                stack.push(Step::Text(b"["));
-            }
-            Step::Value(Value::Object(map)) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                stack.push(Step::Text(b"}"));
-                for (index, (key, item)) in entries.into_iter().enumerate().rev() {
-                    stack.push(Step::Value(item));
-                    stack.push(Step::Key(key));
-                    if index > 0 {
-                        stack.push(Step::Text(b","));
-                    }
-                }
-                stack.push(Step::Text(b"{"));
-            }
-            // Null, booleans, numbers and strings: serde_json's compact text.
-            Step::Value(scalar) => out(scalar.to_string().as_bytes()),
-        }
-    }
-}
-
-/// Where pending approvals wait, and where a decision is consumed once.
-pub trait ApprovalStore: Send + Sync + 'static {
-    /// Keeps a pending request.
-    fn put(&self, pending: PendingApproval) -> BoxFuture<'_, io::Result<()>>;
-    /// The session's pending requests, oldest first.
-    fn pending<'a>(&'a self, session: &'a str) -> BoxFuture<'a, io::Result<Vec<PendingApproval>>>;
-    /// Removes and returns the pending request: only the first caller gets it, so a decision
-    /// is consumed once.
-    fn take<'a>(
-        &'a self,
-        session: &'a str,
-        request_id: &'a str,
-    ) -> BoxFuture<'a, io::Result<Option<PendingApproval>>>;
-}
-
-/// Pending approvals in memory (bounded).
-///
-/// Holds at most [`capacity`](Self::with_capacity) requests (10,000 by default); putting one
-/// more evicts the oldest, whose decision then finds nothing to resume. Every operation holds
-/// one lock, so a request is taken once even when decisions race. A request is found only
-/// through its own session. Lookups scan the requests kept (linear in their number).
-///
-/// The store lives in one process; runtimes in several processes need a shared
-/// [`ApprovalStore`] whose `take` is atomic across them.
-#[derive(Debug)]
-pub struct MemoryApprovalStore {
-    capacity: usize,
-    requests: Mutex<VecDeque<PendingApproval>>,
-}
-
-impl MemoryApprovalStore {
-    /// How many pending requests [`default`](Self::default) keeps.
-    pub const DEFAULT_CAPACITY: usize = 10_000;
-
-    /// A store keeping at most [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY) requests.
-    pub fn new() -> Self {
-        Self::with_capacity(Self::DEFAULT_CAPACITY)
-    }
-
-    /// A store keeping at most `capacity` requests (at least one).
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self {
-            capacity: capacity.max(1),
-            requests: Mutex::new(VecDeque::new()),
-        }
-    }
-
-    /// How many requests are pending, across sessions.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether no request is pending.
-    pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<PendingApproval>> {
-        // Every operation leaves the queue whole, so a panic elsewhere does not spoil it.
-        self.requests.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Default for MemoryApprovalStore {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl ApprovalStore for MemoryApprovalStore {
-    fn put(&self, pending: PendingApproval) -> BoxFuture<'_, io::Result<()>> {
-        Box::pin(std::future::ready(MemoryApprovalStore::put(self, pending)))
-    }
-
-    fn pending<'a>(&'a self, session: &'a str) -> BoxFuture<'a, io::Result<Vec<PendingApproval>>> {
-        Box::pin(std::future::ready(Ok(MemoryApprovalStore::pending(
-            self, session,
-        ))))
-    }
-
-    fn take<'a>(
-        &'a self,
-        session: &'a str,
-        request_id: &'a str,
-    ) -> BoxFuture<'a, io::Result<Option<PendingApproval>>> {
-        Box::pin(std::future::ready(Ok(MemoryApprovalStore::take(
-            self, session, request_id,
-        ))))
-    }
-}
-
-impl MemoryApprovalStore {
-    /// Keeps `pending`, evicting the oldest request when full. A request id already pending
-    /// in the same session is refused (`AlreadyExists`): one id, one call.
-    pub fn put(&self, pending: PendingApproval) -> io::Result<()> {
-        let mut requests = self.lock();
-        if requests
-            .iter()
-            .any(|kept| kept.session == pending.session && kept.request_id == pending.request_id)
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "approval request `{}` is already pending",
-                    pending.request_id
-                ),
-            ));
-        }
-        while requests.len() >= self.capacity {
-            if let Some(evicted) = requests.pop_front() {
-                tracing::warn!(
-                    session = %evicted.session,
-                    request_id = %evicted.request_id,
-                    capacity = self.capacity,
-                    "approval store full: the oldest pending request was dropped"
-                );
-            }
-        }
-        requests.push_back(pending);
-        Ok(())
-    }
-
-    /// The session's pending requests, oldest first.
-    pub fn pending(&self, session: &str) -> Vec<PendingApproval> {
-        self.lock()
-            .iter()
-            .filter(|kept| kept.session == session)
-            .cloned()
-            .collect()
-    }
-
-    /// Removes and returns the pending request: only the first caller gets it.
-    pub fn take(&self, session: &str, request_id: &str) -> Option<PendingApproval> {
-        let mut requests = self.lock();
-        let index = requests
-            .iter()
-            .position(|kept| kept.session == session && kept.request_id == request_id)?;
-        requests.remove(index)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gates::decision::digest::arguments_digest;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -1138,150 +891,6 @@ mod tests {
                 "{case:.80}: {result:?}"
             );
         }
-    }
-
-    #[test]
-    fn digest_ignores_key_order_only() {
-        let a = json!({"b": 1, "a": {"y": [1, {"q": true, "p": null}], "x": "s"}});
-        let b = json!({"a": {"x": "s", "y": [1, {"p": null, "q": true}]}, "b": 1});
-        assert_eq!(arguments_digest(&a), arguments_digest(&b));
-
-        let digest = arguments_digest(&a);
-        assert_eq!(digest.len(), 64);
-        assert!(
-            digest
-                .bytes()
-                .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
-        );
-
-        for different in [
-            json!({"b": 2, "a": {"y": [1, {"q": true, "p": null}], "x": "s"}}),
-            json!({"b": 1, "a": {"y": [{"q": true, "p": null}, 1], "x": "s"}}),
-            json!({"b": 1, "a": {"y": [1, {"q": false, "p": null}], "x": "s"}}),
-            json!({"b": "1", "a": {"y": [1, {"q": true, "p": null}], "x": "s"}}),
-            json!({"b": 1.0, "a": {"y": [1, {"q": true, "p": null}], "x": "s"}}),
-            json!({"b": 1}),
-        ] {
-            assert_ne!(arguments_digest(&different), digest, "{different}");
-        }
-    }
-
-    #[test]
-    fn digest_is_sha256_of_canonical_text() {
-        let value = json!({"z": [3, 1.5, "é\n\"", null], "a": {"d": false, "c": -7}, "B": {}});
-        let mut text = Vec::new();
-        write_canonical(&value, &mut |bytes| text.extend_from_slice(bytes));
-        let canonical = r#"{"B":{},"a":{"c":-7,"d":false},"z":[3,1.5,"é\n\"",null]}"#;
-        assert_eq!(String::from_utf8(text).expect("utf-8"), canonical);
-        assert_eq!(
-            arguments_digest(&value),
-            crate::hex::sha256(canonical.as_bytes())
-        );
-        // A known vector: SHA-256 of `{}`.
-        assert_eq!(
-            arguments_digest(&json!({})),
-            "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
-        );
-    }
-
-    #[test]
-    fn digest_handles_deep_nesting() {
-        let mut value = json!(1);
-        for _ in 0..10_000 {
-            value = Value::Array(vec![value]);
-        }
-        assert_eq!(arguments_digest(&value).len(), 64);
-        // Dropping a deep `Value` recurses; unwind it by hand.
-        while let Value::Array(mut items) = value {
-            value = items.pop().unwrap_or(Value::Null);
-        }
-    }
-
-    fn pending(session: &str, request_id: &str) -> PendingApproval {
-        let arguments = json!({"amount": 20});
-        PendingApproval {
-            request_id: request_id.into(),
-            session: session.into(),
-            principal: Some("ada".into()),
-            call_id: format!("call-{request_id}"),
-            tool: "refund".into(),
-            version: None,
-            arguments_digest: arguments_digest(&arguments),
-            sealed_arguments: SealedArguments::from("v1.sealed".to_owned()),
-            arguments,
-            reason: "refunds need a person".into(),
-            risk: RiskLevel::Write,
-            preview: Some(Preview::new("Refund 20")),
-            idempotency_key: None,
-        }
-    }
-
-    fn ids(requests: &[PendingApproval]) -> Vec<&str> {
-        requests
-            .iter()
-            .map(|kept| kept.request_id.as_str())
-            .collect()
-    }
-
-    #[test]
-    fn store_keeps_sessions_apart_and_orders_oldest_first() {
-        let store = MemoryApprovalStore::default();
-        for (session, id) in [("s-1", "r-1"), ("s-2", "r-2"), ("s-1", "r-3")] {
-            store.put(pending(session, id)).expect("kept");
-        }
-        assert_eq!(ids(&store.pending("s-1")), ["r-1", "r-3"]);
-        assert_eq!(ids(&store.pending("s-2")), ["r-2"]);
-        assert!(store.pending("s-3").is_empty());
-        assert_eq!(store.take("s-2", "r-1"), None, "another session's request");
-        assert_eq!(store.take("s-1", "r-1"), Some(pending("s-1", "r-1")));
-        assert_eq!(store.take("s-1", "r-1"), None, "consumed once");
-        assert_eq!(ids(&store.pending("s-1")), ["r-3"]);
-        assert_eq!(store.len(), 2);
-    }
-
-    #[test]
-    fn store_refuses_a_pending_id_twice() {
-        let store = MemoryApprovalStore::new();
-        store.put(pending("s-1", "r-1")).expect("kept");
-        let error = store.put(pending("s-1", "r-1")).expect_err("duplicate");
-        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
-        store.put(pending("s-2", "r-1")).expect("another session");
-    }
-
-    #[test]
-    fn store_evicts_the_oldest_when_full() {
-        let store = MemoryApprovalStore::with_capacity(3);
-        for index in 0..5 {
-            store
-                .put(pending("s-1", &format!("r-{index}")))
-                .expect("kept");
-        }
-        assert_eq!(ids(&store.pending("s-1")), ["r-2", "r-3", "r-4"]);
-        assert_eq!(store.take("s-1", "r-0"), None);
-        assert_eq!(MemoryApprovalStore::default().capacity, 10_000);
-        let tiny = MemoryApprovalStore::with_capacity(0);
-        tiny.put(pending("s-1", "r-1")).expect("kept");
-        tiny.put(pending("s-1", "r-2")).expect("kept");
-        assert_eq!(ids(&tiny.pending("s-1")), ["r-2"]);
-    }
-
-    #[test]
-    fn store_take_is_once_under_races() {
-        let store = std::sync::Arc::new(MemoryApprovalStore::new());
-        store.put(pending("s-1", "r-1")).expect("kept");
-        let winners: usize = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..16)
-                .map(|_| {
-                    let store = std::sync::Arc::clone(&store);
-                    scope.spawn(move || usize::from(store.take("s-1", "r-1").is_some()))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().unwrap_or(0))
-                .sum()
-        });
-        assert_eq!(winners, 1);
     }
 
     proptest! {

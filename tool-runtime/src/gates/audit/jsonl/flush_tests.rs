@@ -6,7 +6,9 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{AuditDecision, AuditRecord, AuditSink, JsonlAudit, Storage, verify_audit};
+use super::{AuditRecord, AuditSink, JsonlAudit, Storage};
+use crate::gates::audit::sink::AuditDecision;
+use crate::gates::audit::verify::verify_audit;
 
 fn temp_file(name: &str) -> PathBuf {
     let path = std::env::temp_dir().join(format!(

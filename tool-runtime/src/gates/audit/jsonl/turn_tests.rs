@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tool_core::ErrorKind;
 
-use super::{AuditRecord, AuditSink, JsonlAudit, Storage, verify_audit};
+use super::{AuditRecord, AuditSink, JsonlAudit, Storage};
+use crate::gates::audit::verify::verify_audit;
 use crate::{DynamicTool, MemoryAudit, Runtime, Session, ToolCall};
 
 /// The audit file's storage as a test sees it: every sync is counted and takes `sync_takes`;
@@ -158,7 +159,7 @@ fn lines_submitted_together_share_their_sync() {
                 version: None,
                 arguments_digest: None,
                 arguments: None,
-                decision: super::AuditDecision::Auto,
+                decision: crate::AuditDecision::Auto,
                 reason: None,
                 approval_id: None,
                 outcome: None,
