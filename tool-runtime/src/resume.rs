@@ -6,9 +6,11 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use serde_json::Value;
 use tool_core::{ErrorKind, ToolError};
 
 use crate::arguments::Arguments;
+use crate::arguments::CallArguments;
 use crate::call::{Session, ToolCall};
 use crate::gates::{
     Approval, AuditDecision, CallIdentity, DecisionClaims, DecisionError, DecisionKeys,
@@ -240,7 +242,13 @@ impl<D: Any + Send + Sync> Runtime<D> {
                                 (Claimed::Denied { reason }, (why, None))
                             }
                             None => {
-                                let digest = decision::arguments_digest(&edits);
+                                // Named as the call that runs will be: its canonical form.
+                                let schema = self
+                                    .shared
+                                    .registry
+                                    .get(&pending.tool)
+                                    .map_or(&Value::Null, |tool| tool.spec().input_schema());
+                                let digest = CallArguments::digest_of(schema, edits.clone());
                                 let line = ("approved with edits".to_owned(), Some(digest));
                                 let claimed = Claimed::Approved {
                                     arguments: edits,
@@ -321,8 +329,5 @@ enum Claimed {
     /// A person denied the call.
     Denied { reason: String },
     /// A person approved it; it runs with `arguments` (edited or not).
-    Approved {
-        arguments: serde_json::Value,
-        edited: bool,
-    },
+    Approved { arguments: Value, edited: bool },
 }

@@ -12,11 +12,9 @@
 //!
 //! [`Approval::Pending`]: super::approval::Approval::Pending
 
-mod digest;
 mod store;
 mod token;
 
-pub(crate) use digest::arguments_digest;
 pub use store::{ApprovalStore, MemoryApprovalStore, PendingApproval};
 pub(crate) use token::{DecisionClaims, sign, verify};
 pub use token::{DecisionError, DecisionKeys, SignedDecision};

@@ -194,7 +194,7 @@ impl MemoryApprovalStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gates::decision::digest::arguments_digest;
+    use crate::arguments::digest::arguments_digest;
     use serde_json::json;
 
     fn pending(session: &str, request_id: &str) -> PendingApproval {

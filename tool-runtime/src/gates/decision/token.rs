@@ -508,7 +508,7 @@ fn malformed(why: &str) -> DecisionError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gates::decision::digest::arguments_digest;
+    use crate::arguments::digest::arguments_digest;
     use proptest::prelude::*;
     use serde_json::json;
 

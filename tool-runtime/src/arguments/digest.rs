@@ -1,4 +1,5 @@
-//! The digest that binds a decision (and an idempotency key) to a call's arguments.
+//! The digest that names a call's arguments: in its idempotency key, its audit lines and the
+//! decision that resumes it.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

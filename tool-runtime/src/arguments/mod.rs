@@ -9,6 +9,8 @@
 //! is read one way everywhere: an integer written as a float (`2.0`, `1e2`) is that integer,
 //! judged on its digits in JSON text, and exact below 2^53 in a parsed value.
 
+pub(crate) mod digest;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
@@ -119,7 +121,7 @@ impl<'a> CallArguments<'a> {
     /// the idempotency key, the audit trail and an approval request name the arguments by.
     pub(crate) fn digest(&self) -> &str {
         self.digest
-            .get_or_init(|| crate::gates::decision::arguments_digest(self.canonical()))
+            .get_or_init(|| digest::arguments_digest(self.canonical()))
     }
 
     /// The field at a dotted path, as the canonical form has it: without building that form
