@@ -436,24 +436,11 @@ pub(crate) fn denied(reason: &str) -> ToolError {
         .with_hint("do not repeat this call; tell the user or try another way")
 }
 
-/// `value` with every string redacted.
+/// `value` with every string and key redacted.
 pub(crate) fn redact_value(value: &Value, redactor: &Redactor) -> Value {
-    match value {
-        Value::String(text) => Value::String(redactor.redact(text).0.into_owned()),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|item| redact_value(item, redactor))
-                .collect(),
-        ),
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(key, item)| (key.clone(), redact_value(item, redactor)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
+    let mut redacted = value.clone();
+    redactor.redact_value(&mut redacted);
+    redacted
 }
 
 /// Arguments a person edited from the redacted ones they were shown, with every string they
@@ -550,8 +537,18 @@ impl<T: AuditSink + ?Sized> AuditSink for Arc<T> {
 mod tests {
     use serde_json::json;
 
-    use super::{placeholder_left, restore_redacted};
+    use super::{placeholder_left, redact_value, restore_redacted};
     use crate::output::redact::Redactor;
+
+    #[test]
+    fn a_secret_used_as_a_key_is_redacted_as_a_string_is() {
+        let redactor = Redactor::default();
+        let secret = "sk-proj-aaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let arguments = json!({ "tokens": { secret: "primary" }, "list": [secret] });
+        let shown = redact_value(&arguments, &redactor).to_string();
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(shown.contains("[REDACTED:openai_api_key]"), "{shown}");
+    }
 
     #[test]
     fn array_items_are_put_back_only_where_none_was_added_or_removed() {

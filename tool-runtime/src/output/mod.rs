@@ -230,7 +230,9 @@ pub(crate) fn shape_error(error: ToolError, policy: &Policy<'_>) -> (ToolError, 
     }
     if let Some(details) = error.details() {
         let mut details = details.clone();
-        redact_strings(&mut details, policy, &mut redactions);
+        if !policy.verbatim {
+            redactions = redactions.saturating_add(policy.redactor.redact_value(&mut details));
+        }
         let size = details.to_string().chars().count();
         if size > policy.max_chars {
             details = serde_json::json!({
@@ -246,30 +248,6 @@ pub(crate) fn shape_error(error: ToolError, policy: &Policy<'_>) -> (ToolError, 
         artifact,
     };
     (error, shaped)
-}
-
-/// Redacts every string (and key) in a JSON value, without recursion.
-fn redact_strings(value: &mut Value, policy: &Policy<'_>, redactions: &mut u32) {
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::String(text) => {
-                *text = policy.redact(std::mem::take(text), redactions);
-            }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(entries) => {
-                let keys_hold_secrets = entries.keys().any(|key| policy.redactor.redact(key).1 > 0);
-                if keys_hold_secrets {
-                    let old = std::mem::take(entries);
-                    for (key, entry) in old {
-                        entries.insert(policy.redact(key, redactions), entry);
-                    }
-                }
-                stack.extend(entries.values_mut());
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Keeps the head and tail of `text` (`total` characters) within `max_chars`, with a notice.

@@ -161,6 +161,40 @@ impl Redactor {
         self.replace(text, found)
     }
 
+    /// Redacts every string and every key of a JSON value in place, without recursion (the
+    /// one walk for arguments, error details and anything else held as a value); how many
+    /// secrets it took out.
+    pub(crate) fn redact_value(&self, value: &mut serde_json::Value) -> u32 {
+        use serde_json::Value;
+        let mut count: usize = 0;
+        let mut redact = |text: &mut String| {
+            let (redacted, found) = self.redact(text);
+            if let Cow::Owned(redacted) = redacted {
+                *text = redacted;
+            }
+            count = count.saturating_add(found);
+        };
+        let mut stack = vec![value];
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::String(text) => redact(text),
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(entries) => {
+                    if entries.keys().any(|key| self.redact(key).1 > 0) {
+                        let old = std::mem::take(entries);
+                        for (mut key, entry) in old {
+                            redact(&mut key);
+                            entries.insert(key, entry);
+                        }
+                    }
+                    stack.extend(entries.values_mut());
+                }
+                _ => {}
+            }
+        }
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+
     /// `text` with the ranges `found` replaced by their patterns' names, overlapping ranges as
     /// one.
     fn replace<'a>(&self, text: &'a str, mut found: Vec<Found>) -> (Cow<'a, str>, usize) {
