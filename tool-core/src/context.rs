@@ -154,9 +154,36 @@ struct TurnInfo {
     text: String,
     /// Per call, where its id ends and where its tool name ends in `text`.
     ends: Vec<(usize, usize)>,
-    /// Orders the nested calls these calls make: a call that must run alone takes it for
-    /// writing, any other for reading. Costs nothing until a tool calls a tool.
-    nested: tokio::sync::RwLock<()>,
+    /// Orders the nested calls these calls make. Costs nothing until a tool calls a tool.
+    nested: NestedCalls,
+}
+
+/// What orders the nested calls of one turn's calls, by the scheduler's rule, which the
+/// runtime applies: a call that must run alone takes `order` for writing, any other for
+/// reading, and the lock of each resource it declares.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct NestedCalls {
+    /// Held for writing by a call that must run alone, for reading by any other.
+    pub order: tokio::sync::RwLock<()>,
+    /// One lock per declared resource, made when a call first declares it.
+    resources: std::sync::Mutex<Vec<(String, Arc<tokio::sync::Mutex<()>>)>>,
+}
+
+impl NestedCalls {
+    /// The lock of one declared resource: calls holding the same one never overlap.
+    pub fn resource(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut resources = self
+            .resources
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, lock)) = resources.iter().find(|(held, _)| held == name) {
+            return Arc::clone(lock);
+        }
+        let lock = Arc::new(tokio::sync::Mutex::new(()));
+        resources.push((name.to_owned(), Arc::clone(&lock)));
+        lock
+    }
 }
 
 impl TurnContexts {
@@ -181,7 +208,7 @@ impl TurnContexts {
                 depth,
                 text,
                 ends,
-                nested: tokio::sync::RwLock::const_new(()),
+                nested: NestedCalls::default(),
             }),
         }
     }
@@ -361,10 +388,10 @@ impl CallContext {
         self.session().inner.invoker.as_ref()
     }
 
-    /// The lock that orders the nested calls this call (and the other calls of its turn)
-    /// make. Used by the runtime.
+    /// What orders the nested calls this call (and the other calls of its turn) make. Used by
+    /// the runtime.
     #[doc(hidden)]
-    pub fn nested_calls(&self) -> &tokio::sync::RwLock<()> {
+    pub fn nested_calls(&self) -> &NestedCalls {
         &self.turn.nested
     }
 }

@@ -73,7 +73,7 @@ pub mod __private;
 pub use args::{WrittenNumber, exact_value, inexact_numbers, integer_of, parse_args};
 pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext};
 #[doc(hidden)]
-pub use context::{SessionContext, ToolInvoker, TurnContexts};
+pub use context::{NestedCalls, SessionContext, ToolInvoker, TurnContexts};
 pub use error::{ErrorKind, ToolError};
 pub use page::{IsPage, Page, PageInfo};
 pub use registry::{Location, Registry, RegistryError, ToolDef, ToolList};

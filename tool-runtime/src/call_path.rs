@@ -9,7 +9,6 @@
 //! idempotency) stand where the path marks them (`Path::poll`): after the call is planned and
 //! before the tool's first poll, each able to answer the call without running it.
 
-use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -21,17 +20,14 @@ use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tool_core::{BoxFuture, ErrorKind, PageInfo, ToolError, ToolFuture, ToolOutput};
 
-use crate::READ_ARTIFACT;
 use crate::gates::{self, AuditTicket};
 use crate::idempotency::{
     self, Claim, ConcurrentDuplicates, Layer, Lookup, SharedFailure, StoreError, StoredResult,
 };
-use crate::observation::{Observation, Outcome};
 use crate::output::artifacts::{ArtifactError, ArtifactStore};
 use crate::output::redact::Redactor;
 use crate::output::{self, OwnedPolicy, Policy, Shaped};
 use crate::plan::Planned;
-use crate::runtime::Shared;
 use crate::shells::{CallShells, Retry};
 
 /// How a call ended, before the output policy (or after it, for a large output shaped on the
@@ -167,141 +163,30 @@ pub(crate) struct Finished<'a> {
     pub(crate) span: tracing::Span,
 }
 
-impl<D: Any + Send + Sync> Shared<D> {
-    /// The path of one planned call: every call, top-level or nested, takes it.
-    pub(crate) fn run_call<'a>(
-        &'a self,
+impl<'a> RunCall<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        span: tracing::Span,
         planned: Planned<'a>,
         first: ToolFuture,
-        span: tracing::Span,
+        shells: CallShells<'a>,
         cancel: Option<&'a CancellationToken>,
-        for_the_model: bool,
-    ) -> RunCall<'a> {
-        let offload = for_the_model.then(|| Offload {
-            redactor: &self.redactor,
-            artifacts: &self.artifacts,
-            max_chars: planned.max_chars(&self.limits),
-            read_limit: self.limits.max_output_chars,
-            verbatim: self.artifact_tool && &**planned.name == READ_ARTIFACT,
-        });
-        let shells = CallShells {
-            retry: &self.retry,
-            repeatable: planned.repeatable(),
-            timeout: planned.timeout(&self.limits),
-        };
+        offload: Option<Offload<'a>>,
+        layer: &'a Layer,
+        redactor: &'a Redactor,
+    ) -> Self {
         RunCall {
             span,
             path: Path {
                 planned: Some(planned),
                 cancel,
                 offload,
-                layer: &self.idempotency,
-                redactor: &self.redactor,
+                layer,
+                redactor,
                 redactions: 0,
                 claim: None,
                 state: State::NotStarted { first, shells },
             },
-        }
-    }
-
-    /// The output policy for a call of `tool` whose output may reach `max_chars`.
-    pub(crate) fn output_policy<'a>(
-        &'a self,
-        session: &'a str,
-        tool: &str,
-        max_chars: usize,
-    ) -> Policy<'a> {
-        Policy {
-            max_chars,
-            redactor: &self.redactor,
-            artifacts: self.artifacts.as_ref(),
-            // Errors are shaped on the turn's task: a long one is stored without waiting.
-            shared_artifacts: Some(&self.artifacts),
-            session,
-            read_limit: self.limits.max_output_chars,
-            // The pages of an artifact are what the model may see already, returned exactly.
-            verbatim: self.artifact_tool && tool == READ_ARTIFACT,
-        }
-    }
-
-    /// The observation of a call that ran: the output policy applied to what it returned.
-    pub(crate) fn observe(
-        &self,
-        planned: &Planned<'_>,
-        ended: Ended,
-        batch: Option<usize>,
-    ) -> Observation {
-        let policy = self.output_policy(
-            planned.context.get().session_id(),
-            planned.name,
-            planned.max_chars(&self.limits),
-        );
-        let (outcome, shaped, page) = match ended.result {
-            Ok(Output::Raw(output)) => {
-                let page = output.page().cloned().map(Box::new);
-                let mut shaped = output::shape(output, &policy);
-                let content = std::mem::take(&mut shaped.content);
-                (Outcome::Success { content }, shaped, page)
-            }
-            Ok(Output::Shaped(shaped)) => {
-                let (mut shaped, page) = *shaped;
-                let content = std::mem::take(&mut shaped.content);
-                (Outcome::Success { content }, shaped, page)
-            }
-            Err(error) => {
-                // A write's transient failure may have been carried out: the model is not told
-                // to repeat it unless the tool said nothing was done.
-                let error = if planned.repeatable() || error.is_safe_to_repeat() {
-                    error
-                } else {
-                    error.retryable(false)
-                };
-                let (error, shaped) = output::shape_error(error, &policy);
-                (Outcome::Error { error }, shaped, None)
-            }
-        };
-        Observation {
-            call_id: Arc::clone(planned.call_id),
-            tool: Arc::clone(planned.name),
-            tool_version: planned.version.cloned(),
-            outcome,
-            truncated: shaped.truncated,
-            redactions: shaped.redactions.saturating_add(ended.redactions),
-            artifact: shaped.artifact,
-            page,
-            elapsed: ended.elapsed,
-            attempts: ended.attempts,
-            batch: batch.map(|batch| u32::try_from(batch).unwrap_or(u32::MAX)),
-            replayed: ended.replayed,
-        }
-    }
-
-    /// The observation of a call answered before it ran (unknown tool, invalid arguments).
-    pub(crate) fn rejected(
-        &self,
-        session: &str,
-        call_id: &Arc<str>,
-        tool: &str,
-        error: ToolError,
-    ) -> Observation {
-        let policy = self.output_policy(session, "", self.limits.max_output_chars);
-        let (error, shaped) = output::shape_error(error, &policy);
-        Observation {
-            call_id: Arc::clone(call_id),
-            tool: Arc::from(tool),
-            tool_version: self
-                .registry
-                .lookup(tool)
-                .and_then(|found| found.version.cloned()),
-            outcome: Outcome::Error { error },
-            truncated: shaped.truncated,
-            redactions: shaped.redactions,
-            artifact: shaped.artifact,
-            page: None,
-            elapsed: Duration::ZERO,
-            attempts: 0,
-            batch: None,
-            replayed: false,
         }
     }
 }

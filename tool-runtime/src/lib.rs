@@ -121,6 +121,7 @@ mod resume;
 mod runtime;
 mod schedule;
 mod shells;
+mod stack;
 mod validate;
 
 pub use arguments::Arguments;

@@ -6,9 +6,11 @@
 //! parallel-safe) may only call parallel-safe tools: a call of a tool that must run alone is
 //! refused with `nested_call_refused`, so it never overlaps the other calls of the batch. A
 //! tool that runs alone may call any tool; its nested calls are ordered among themselves as
-//! the scheduler orders a turn: parallel-safe ones may overlap, any other runs alone.
+//! the scheduler orders a turn: parallel-safe ones may overlap unless they share a declared
+//! resource, any other runs alone.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -17,10 +19,11 @@ use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
 use crate::arguments::Arguments;
 use crate::call::Session;
 use crate::call_path::{Finished, Output, call_span, record_end};
-use crate::gates;
+use crate::gates::Admitted;
 use crate::output;
 use crate::plan::{CallRef, PlannedContext};
 use crate::runtime::Shared;
+use crate::schedule;
 
 impl<D: Any + Send + Sync> ToolInvoker for Shared<D> {
     fn invoke(
@@ -62,7 +65,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             index: 0,
             id: &call_id,
             name: tool_name,
-            arguments: &arguments,
+            arguments: Cow::Owned(arguments),
             idempotency_key: None,
         };
         let session = Session::of_context(parent);
@@ -93,52 +96,31 @@ impl<D: Any + Send + Sync> Shared<D> {
         }
 
         // The gates, as for a call the model makes.
-        let edited;
-        let (planned, first) = match self.admit(&session, &planned).await {
-            Ok(None) => (planned, first),
-            Ok(Some(value)) => {
-                drop((planned, first));
-                edited = Arguments::Value(value);
-                let call = CallRef {
-                    index: 0,
-                    id: &call_id,
-                    name: tool_name,
-                    arguments: &edited,
-                    idempotency_key: None,
-                };
-                let (planned, first) = self
-                    .plan(&session, call, context)
-                    .map_err(|error| reject(gates::edit_refused(error)))?;
-                self.admit_edited(&session, &planned).map_err(reject)?;
-                (planned, first)
-            }
+        let (planned, first) = match self.decide(&session, &planned, false) {
+            Ok(Admitted::Run) => (planned, first),
+            Ok(Admitted::Ask(reason)) => self
+                .ask(&session, planned, first, reason)
+                .await
+                .map_err(reject)?,
             Err(error) => return Err(reject(error)),
         };
 
-        let alone = !planned.parallel_safe() || !planned.tool.spec().resource_list().is_empty();
-
         let span = call_span(&planned, depth, None);
-        let order = parent.nested_calls();
-        let _turn = if alone {
-            Ok(order.write().await)
-        } else {
-            Err(order.read().await)
-        };
+        // The scheduler's rule, as the calls come: parallel-safe ones may overlap unless they
+        // share a declared resource; any other runs alone.
+        let _turn = schedule::nested_turn(
+            parent.nested_calls(),
+            planned.parallel_safe(),
+            planned.tool.spec().resource_list(),
+        )
+        .await;
         let Finished {
             ended,
             span,
             planned,
         } = self.run_call(planned, first, span, None, false).await;
         let _entered = span.enter();
-        if !planned.tool.spec().execution().read_only && ended.attempts > 0 {
-            let outcome = ended
-                .result
-                .as_ref()
-                .err()
-                .map_or("success", |error| error.kind().as_str());
-            self.gates
-                .record_outcome(&planned.identity(&session), outcome);
-        }
+        self.audit_outcome(&session, &planned, &ended);
         let elapsed = ended.elapsed;
         // The output policy's redaction, on the JSON the calling tool reads. Cutting and page
         // notices shape text for a model's context: they apply when the calling tool's own

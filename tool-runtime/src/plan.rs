@@ -8,20 +8,18 @@
 //! drop). For a tool whose parsing checks everything its schema says, the check is one look
 //! at its spec. The prepared future is dropped unpolled when the check fails: nothing ran.
 
-use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_core::{CallContext, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
+use tool_core::{CallContext, Tool, ToolFuture};
 
 use crate::arguments::{Arguments, CallArguments};
 use crate::call::{Session, ToolCall};
 use crate::gates::{AwaitedLines, CallIdentity};
-use crate::idempotency::{CallKey, Layer};
-use crate::limits::{self, Limits};
-use crate::runtime::Shared;
+use crate::idempotency::CallKey;
+use crate::limits::Limits;
 use crate::shells::contain;
-use crate::validate;
 
 /// One call, ready to run: the tool and what the scheduler and the shells need to know. Its
 /// prepared first attempt travels beside it (a future is not `Sync`; this is shared while the
@@ -56,9 +54,10 @@ pub(crate) struct CallRef<'a> {
     pub(crate) index: usize,
     pub(crate) id: &'a Arc<str>,
     pub(crate) name: &'a str,
-    pub(crate) arguments: &'a Arguments,
+    /// As sent, or as a person edited them.
+    pub(crate) arguments: Cow<'a, Arguments>,
     /// The key the caller supplied.
-    pub(crate) idempotency_key: Option<&'a str>,
+    pub(crate) idempotency_key: Option<Arc<str>>,
 }
 
 impl<'a> CallRef<'a> {
@@ -67,8 +66,8 @@ impl<'a> CallRef<'a> {
             index,
             id: &call.id,
             name: &call.name,
-            arguments: &call.arguments,
-            idempotency_key: call.idempotency_key.as_deref(),
+            arguments: Cow::Borrowed(&call.arguments),
+            idempotency_key: call.idempotency_key.clone(),
         }
     }
 }
@@ -129,98 +128,5 @@ impl PlannedContext<'_> {
             PlannedContext::Own(context) => context,
             PlannedContext::Shared(context) => context,
         }
-    }
-}
-
-impl<D: Any + Send + Sync> Shared<D> {
-    /// The context every call of one turn shares.
-    pub(crate) fn session_context(self: &Arc<Self>, session: &Session) -> SessionContext {
-        let context = SessionContext::new(
-            Arc::clone(&self.deps),
-            session.shared_id(),
-            Some(Arc::clone(self) as Arc<dyn ToolInvoker>),
-        );
-        // The calls tools make are gated as their session is: they read it back.
-        if session.is_plain() {
-            context
-        } else {
-            context.with_data(Arc::new(session.clone()))
-        }
-    }
-
-    /// Plans one call, top-level or nested: look the tool up, check the argument limits, parse
-    /// and validate the arguments. `context` gives the call its context once the tool is known.
-    /// An error is the call's answer: it runs in no batch.
-    pub(crate) fn plan<'a>(
-        &'a self,
-        session: &Session,
-        call: CallRef<'a>,
-        context: impl FnOnce(&dyn Tool) -> PlannedContext<'a>,
-    ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
-        let Some(found) = self.registry.lookup(call.name) else {
-            // The suggestion and the list name only tools this session is shown.
-            return Err(self.registry.unknown_tool_among(call.name, |name| {
-                self.registry
-                    .get(name)
-                    .is_some_and(|tool| self.gates.shown(session, tool.spec(), self.artifact_tool))
-            }));
-        };
-        let tool = found.tool.as_ref();
-        // The first gate, before the arguments are looked at: scope, then roles.
-        let identity = CallIdentity {
-            session,
-            call_id: call.id,
-            tool: found.name,
-            version: found.version.map(|version| &**version),
-            awaited: None,
-        };
-        self.gates
-            .admit_tool(&identity, tool.spec(), self.artifact_tool)?;
-        let spec = tool.spec();
-        limits::check_arguments(call.arguments, &self.limits)?;
-        let arguments = CallArguments::new(call.arguments, spec.input_schema());
-        // Parsed once, before the tool, when a stage reads the value anyway: the tool then
-        // reads that value instead of parsing the text again.
-        let writes = Layer::applies(spec) || !spec.execution().read_only;
-        if writes
-            || validate::reads_the_value(spec)
-            || self.gates.policy.reads_arguments(spec.name())
-        {
-            arguments.parse();
-        }
-        let idempotency = Layer::applies(spec).then(|| {
-            let timeout = spec.timeout().or(self.limits.default_timeout);
-            Box::new(self.idempotency.key(
-                session,
-                call.id,
-                spec,
-                found.version.map(|version| &**version),
-                &arguments,
-                call.idempotency_key,
-                timeout.map(|timeout| self.retry.running_at_most(timeout)),
-            ))
-        });
-        let context = match (context(tool), &idempotency) {
-            // The tool reads its key from its context, to forward it downstream.
-            (PlannedContext::Own(own), Some(key)) => {
-                PlannedContext::Own(own.with_idempotency_key(Arc::clone(&key.for_tool)))
-            }
-            (context, _) => context,
-        };
-        let first = contain::prepare(|| tool.prepare(arguments.for_tool(), context.get()))
-            .map_err(|error| validate::with_schema_fragment(error, spec.input_schema()))?;
-        validate::check_prepared(spec, &arguments)?;
-        let plan = Planned {
-            index: call.index,
-            call_id: call.id,
-            arguments,
-            name: found.name,
-            version: found.version,
-            context,
-            tool,
-            idempotency,
-            audit: AwaitedLines::default(),
-        };
-        Ok((plan, first))
     }
 }

@@ -14,10 +14,9 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{ErrorKind, Registry, ToolError, ToolFuture, ToolSpec};
 use tracing::Instrument;
 
-use crate::arguments::Arguments;
 use crate::builder::LeftOutTool;
 use crate::call::{Session, ToolCall};
-use crate::call_path::{Finished, RunCall, call_span, record_end};
+use crate::call_path::{Finished, RunCall, call_span};
 use crate::gates::{self, Admitted, Gates};
 use crate::idempotency::Layer;
 use crate::limits::Limits;
@@ -195,19 +194,14 @@ impl<D: Any + Send + Sync> Runtime<D> {
             Some(own) => PlannedContext::Own(own),
             None => PlannedContext::Shared(&anonymous),
         };
-        // Arguments an approver edited; planned again once every call has been through the
-        // gates.
-        let mut edits: Vec<(usize, Arguments)> = Vec::new();
         // The calls the policy asks a person about, with its reason.
         let mut asks: Vec<(usize, String)> = Vec::new();
 
-        // 1. Plan every call (scope, roles, arguments) and let the policy decide; a call that
-        //    fails here is answered at once.
+        // 1. Admit, validate and decide every call; a call refused here is answered at once.
         let mut observations: Vec<Option<Observation>> = Vec::with_capacity(calls.len());
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             let answer = answered.get(index).copied().unwrap_or(Answered::No);
-            // The policy decides at once; only an `ask` waits for a person (below).
             let planned_call = shared
                 .plan(gate_session, CallRef::of(index, call), |tool| {
                     context_of(index, tool)
@@ -219,14 +213,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     _ => error,
                 })
                 .and_then(|(plan, first)| {
-                    let identity = plan.identity(gate_session);
-                    let admitted = shared.gates.decide(
-                        &identity,
-                        plan.tool.spec(),
-                        &plan.arguments,
-                        &shared.redactor,
-                        answer != Answered::No,
-                    )?;
+                    let admitted = shared.decide(gate_session, &plan, answer != Answered::No)?;
                     Ok((plan, first, admitted))
                 });
             match planned_call {
@@ -249,68 +236,43 @@ impl<D: Any + Send + Sync> Runtime<D> {
             }
         }
 
-        // 1b. A person answers the calls the policy asks about, in call order. A call answered
-        //     here never runs.
-        let asked = !asks.is_empty();
-        let mut answered_yes = Vec::new();
-        for (index, reason) in asks {
-            let Some((plan, first)) = planned[index].take() else {
-                continue;
-            };
-            match shared
-                .ask(&plan.identity(gate_session), &plan, reason)
-                .await
-            {
-                Ok(None) => {
-                    planned[index] = Some((plan, first));
-                    answered_yes.push(index);
-                }
-                Ok(Some(edited)) => {
-                    edits.push((index, Arguments::Value(edited)));
-                    answered_yes.push(index);
-                }
-                Err(error) => {
-                    tracing::info!(tool = %plan.name, call_id = %plan.call_id, kind = %error.kind(), "refused by the gates");
-                    observations[index] =
-                        Some(shared.rejected(session_id, plan.call_id, plan.name, error));
+        // 1b. A person answers the calls the policy asks about, in call order, each once every
+        //     call has been decided. A call refused here never runs.
+        if !asks.is_empty() {
+            let mut approved = Vec::with_capacity(asks.len());
+            for (index, reason) in asks {
+                let Some((plan, first)) = planned[index].take() else {
+                    continue;
+                };
+                match shared.ask(gate_session, plan, first, reason).await {
+                    Ok(plan) => {
+                        planned[index] = Some(plan);
+                        approved.push(index);
+                    }
+                    Err(error) => {
+                        let call = &calls[index];
+                        tracing::info!(tool = %call.name, call_id = %call.id, kind = %error.kind(), "refused by the gates");
+                        observations[index] =
+                            Some(shared.rejected(session_id, &call.id, &call.name, error));
+                    }
                 }
             }
-        }
-        // Denials in this turn may have tripped the session's refusal breaker: its other
-        // writes stop too (the calls a person said yes to go on).
-        if asked && shared.gates.breaker.tripped(session_id) {
-            for (index, slot) in planned.iter_mut().enumerate() {
-                let stopped = slot.as_ref().is_some_and(|(plan, _)| {
-                    !plan.tool.spec().execution().read_only && !answered_yes.contains(&index)
-                });
-                if stopped && let Some((plan, _)) = slot.take() {
-                    let error = shared.gates.breaker_refusal(&plan.identity(gate_session));
+            // Denials in this turn may have tripped the session's refusal breaker: what nobody
+            // approved stops too (the calls a person said yes to go on).
+            let tripped = shared.gates.breaker.tripped(session_id);
+            for (index, slot) in planned.iter_mut().enumerate().filter(|_| tripped) {
+                let Some((plan, _)) = slot.as_ref() else {
+                    continue;
+                };
+                if let Err(error) = shared.gates.stop_if_tripped(
+                    &plan.identity(gate_session),
+                    plan.tool.spec(),
+                    false,
+                    approved.contains(&index),
+                ) {
+                    let call = &calls[index];
+                    *slot = None;
                     observations[index] =
-                        Some(shared.rejected(session_id, plan.call_id, plan.name, error));
-                }
-            }
-        }
-        for (index, arguments) in &edits {
-            let call = &calls[*index];
-            let edited = CallRef {
-                index: *index,
-                id: &call.id,
-                name: &call.name,
-                arguments,
-                idempotency_key: call.idempotency_key.as_deref(),
-            };
-            let replanned = shared
-                .plan(gate_session, edited, |tool| context_of(*index, tool))
-                .map_err(gates::edit_refused)
-                .and_then(|(plan, first)| {
-                    shared
-                        .admit_edited(gate_session, &plan)
-                        .map(|()| (plan, first))
-                });
-            match replanned {
-                Ok(plan) => planned[*index] = Some(plan),
-                Err(error) => {
-                    observations[*index] =
                         Some(shared.rejected(session_id, &call.id, &call.name, error));
                 }
             }
@@ -400,27 +362,6 @@ pub(crate) enum Answered {
     AsSent,
     /// Approved with the arguments the person edited (the call's arguments).
     Edited,
-}
-
-impl<D: Any + Send + Sync> Shared<D> {
-    /// The observation of a call the model made, at the end of its path: the output policy
-    /// applied in the call's span.
-    fn finish(
-        &self,
-        session: &Session,
-        finished: Finished<'_>,
-        batch: usize,
-    ) -> (usize, Observation) {
-        let Finished {
-            planned,
-            ended,
-            span,
-        } = finished;
-        let observation = span.in_scope(|| self.observe(&planned, ended, Some(batch)));
-        self.audit_outcome(session, &planned, &observation);
-        record_end(&span, observation.error_kind(), observation.elapsed);
-        (planned.index, observation)
-    }
 }
 
 /// Starts a batch's calls, up to the concurrency cap, each with one poll where it stands, in

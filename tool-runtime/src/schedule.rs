@@ -1,10 +1,47 @@
-//! The scheduler's rule (DESIGN.md decision 2): consecutive parallel-safe calls form one
-//! concurrent batch; every other call runs alone, in order; two calls whose declared resources
-//! intersect are never in the same batch, even when both are reads.
+//! The scheduler's rule (DESIGN.md decision 2): parallel-safe calls may run together, unless
+//! their declared resources intersect (even when both are reads); every other call runs alone,
+//! in order. One rule, applied two ways: to a turn's calls, known up front, as batches
+//! ([`schedule`]: consecutive parallel-safe calls form one concurrent batch); to the calls
+//! tools make, as they come, as locks ([`nested_turn`]).
 
 use std::borrow::Cow;
+use std::sync::Arc;
+
+use tokio::sync::{OwnedMutexGuard, RwLockReadGuard, RwLockWriteGuard};
+use tool_core::NestedCalls;
 
 use crate::observation::Batch;
+
+/// A nested call's turn to run: held while it runs.
+pub(crate) enum NestedTurn<'a> {
+    /// It runs alone: no other nested call of the turn runs meanwhile.
+    #[allow(dead_code)] // held, not read
+    Alone(RwLockWriteGuard<'a, ()>),
+    /// It runs alongside the others, holding its declared resources.
+    #[allow(dead_code)] // held, not read
+    Alongside(RwLockReadGuard<'a, ()>, Vec<OwnedMutexGuard<()>>),
+}
+
+/// Waits for a nested call's turn, by the scheduler's rule.
+pub(crate) async fn nested_turn<'a>(
+    calls: &'a NestedCalls,
+    parallel_safe: bool,
+    resources: &[Cow<'static, str>],
+) -> NestedTurn<'a> {
+    if !parallel_safe {
+        return NestedTurn::Alone(calls.order.write().await);
+    }
+    let order = calls.order.read().await;
+    // In one order, so two calls declaring the same resources never wait for each other.
+    let mut names: Vec<&str> = resources.iter().map(AsRef::as_ref).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut held = Vec::with_capacity(names.len());
+    for name in names {
+        held.push(Arc::clone(&calls.resource(name)).lock_owned().await);
+    }
+    NestedTurn::Alongside(order, held)
+}
 
 /// What the scheduler knows of one planned call.
 #[derive(Debug, Clone, Copy)]

@@ -60,7 +60,7 @@ impl From<Value> for Arguments {
 
 /// The arguments of one planned call, read by every stage from one value.
 pub(crate) struct CallArguments<'a> {
-    sent: &'a Arguments,
+    sent: Cow<'a, Arguments>,
     /// The tool's canonical input schema.
     schema: &'a Value,
     parsed: OnceLock<Parsed<'a>>,
@@ -78,7 +78,7 @@ struct Parsed<'a> {
 }
 
 impl<'a> CallArguments<'a> {
-    pub(crate) fn new(sent: &'a Arguments, schema: &'a Value) -> Self {
+    pub(crate) fn new(sent: Cow<'a, Arguments>, schema: &'a Value) -> Self {
         Self {
             sent,
             schema,
@@ -167,12 +167,26 @@ impl<'a> CallArguments<'a> {
     /// The digest of arguments given as a value (a person's edit), as a call of a tool with
     /// `schema` would name them.
     pub(crate) fn digest_of(schema: &Value, value: Value) -> String {
-        let sent = Arguments::Value(value);
-        CallArguments::new(&sent, schema).digest().to_owned()
+        CallArguments::new(Cow::Owned(Arguments::Value(value)), schema)
+            .digest()
+            .to_owned()
     }
 
     fn parsed(&self) -> &Parsed<'a> {
-        self.parsed.get_or_init(|| parse(self.sent))
+        self.parsed.get_or_init(|| match &self.sent {
+            Cow::Borrowed(sent) => parse(sent),
+            // Edited arguments: the value is its own.
+            Cow::Owned(sent) => {
+                let Parsed {
+                    value,
+                    for_the_tool,
+                } = parse(sent);
+                Parsed {
+                    value: Cow::Owned(value.into_owned()),
+                    for_the_tool,
+                }
+            }
+        })
     }
 }
 
@@ -489,11 +503,15 @@ mod tests {
         ];
         let digests: Vec<String> = forms
             .iter()
-            .map(|sent| CallArguments::new(sent, &schema).digest().to_owned())
+            .map(|sent| {
+                CallArguments::new(Cow::Borrowed(sent), &schema)
+                    .digest()
+                    .to_owned()
+            })
             .collect();
         assert!(digests.iter().all(|digest| *digest == digests[0]));
         let sent = Arguments::Json(String::new());
-        let arguments = CallArguments::new(&sent, &schema);
+        let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
         assert_eq!(arguments.canonical()["priority"], 3);
     }
 
@@ -501,7 +519,7 @@ mod tests {
     fn a_field_is_read_as_the_canonical_form_has_it_without_building_it() {
         let schema = schema();
         let sent = Arguments::Json(r#"{"subject": "s", "cap": null, "tag": null}"#.into());
-        let arguments = CallArguments::new(&sent, &schema);
+        let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
         assert_eq!(arguments.field("priority").as_deref(), Some(&json!(3)));
         assert_eq!(arguments.field("cap"), None);
         assert_eq!(arguments.field("tag").as_deref(), Some(&Value::Null));
@@ -522,7 +540,7 @@ mod tests {
             );
         }
         let sent = Arguments::Value(json!({"subject": "s", "address": {}}));
-        let arguments = CallArguments::new(&sent, &schema);
+        let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
         assert_eq!(
             arguments.field("address.city").as_deref(),
             Some(&json!("Paris"))
@@ -549,7 +567,7 @@ mod tests {
             } } }
         });
         let digest = |value: Value| {
-            CallArguments::new(&Arguments::Value(value), &schema)
+            CallArguments::new(Cow::Owned(Arguments::Value(value)), &schema)
                 .digest()
                 .to_owned()
         };
@@ -561,7 +579,7 @@ mod tests {
         assert_ne!(a, digest(json!({ "subject": "x", "priority": "high" })));
         let sent = Arguments::Value(json!({ "n": 1.0 }));
         assert_eq!(
-            CallArguments::new(&sent, &json!({})).canonical(),
+            CallArguments::new(Cow::Borrowed(&sent), &json!({})).canonical(),
             &json!({ "n": 1 })
         );
     }
@@ -575,8 +593,8 @@ mod tests {
         });
         let absent = Arguments::Value(json!({}));
         let null = Arguments::Value(json!({ "cap": null }));
-        let absent = CallArguments::new(&absent, &schema);
-        let null = CallArguments::new(&null, &schema);
+        let absent = CallArguments::new(Cow::Borrowed(&absent), &schema);
+        let null = CallArguments::new(Cow::Borrowed(&null), &schema);
         assert_eq!(absent.canonical(), &json!({ "cap": 500 }));
         assert_eq!(null.canonical(), &json!({ "cap": null }));
         assert_ne!(absent.digest(), null.digest());
@@ -590,9 +608,9 @@ mod tests {
         let text = Arguments::Json(r#"{"subject": "s", "priority": 3.0}"#.into());
         let value = Arguments::Value(json!({"subject": "s", "priority": 3.0}));
         let plain = Arguments::Json(r#"{"subject": "s", "priority": 3}"#.into());
-        let text = CallArguments::new(&text, &schema);
-        let value = CallArguments::new(&value, &schema);
-        let plain = CallArguments::new(&plain, &schema);
+        let text = CallArguments::new(Cow::Borrowed(&text), &schema);
+        let value = CallArguments::new(Cow::Borrowed(&value), &schema);
+        let plain = CallArguments::new(Cow::Borrowed(&plain), &schema);
         assert_eq!(text.value()["priority"], json!(3));
         assert!(text.value()["priority"].is_u64());
         assert!(value.value()["priority"].is_u64());
@@ -604,17 +622,17 @@ mod tests {
     fn the_tool_reads_the_value_only_when_it_lost_nothing() {
         let schema = schema();
         let repeated = Arguments::Json(r#"{"subject": "a", "subject": "b"}"#.into());
-        let arguments = CallArguments::new(&repeated, &schema);
+        let arguments = CallArguments::new(Cow::Borrowed(&repeated), &schema);
         arguments.parse();
         assert!(matches!(arguments.for_tool(), ToolArgs::Json(_)));
         assert_eq!(arguments.value()["subject"], "b");
         let plain = Arguments::Json(r#"{"subject": "a"}"#.into());
-        let arguments = CallArguments::new(&plain, &schema);
+        let arguments = CallArguments::new(Cow::Borrowed(&plain), &schema);
         assert!(matches!(arguments.for_tool(), ToolArgs::Json(_)));
         arguments.parse();
         assert!(matches!(arguments.for_tool(), ToolArgs::Parsed(_)));
         let broken = Arguments::Json(r#"{"subject": "#.into());
-        let arguments = CallArguments::new(&broken, &schema);
+        let arguments = CallArguments::new(Cow::Borrowed(&broken), &schema);
         assert_eq!(arguments.value(), &Value::Null);
         assert!(matches!(arguments.for_tool(), ToolArgs::Json(_)));
     }

@@ -224,12 +224,7 @@ impl Gates {
             log_failed(identity, ticket);
             return Err(denied(&verdict.reason(spec)));
         }
-        if !answered
-            && (verdict.action == Action::Ask || !read_only)
-            && self.breaker.tripped(session.id())
-        {
-            return Err(self.breaker_refusal(identity));
-        }
+        self.stop_if_tripped(identity, spec, verdict.action == Action::Ask, answered)?;
         match verdict.action {
             Action::Ask => Ok(Admitted::Ask(verdict.reason(spec))),
             // A read the policy lets run: no audit line, nothing to pay.
@@ -263,9 +258,29 @@ impl Gates {
         }
     }
 
+    /// The refusal breaker, checked by this one rule wherever a call may go on: in a session
+    /// whose consecutive denials tripped it, what nobody approved stops if it would change
+    /// something or needs a person (a write, an ask); reads go on. `approved`: a person said
+    /// yes to this call.
+    pub(crate) fn stop_if_tripped(
+        &self,
+        identity: &CallIdentity<'_>,
+        spec: &ToolSpec,
+        asks: bool,
+        approved: bool,
+    ) -> Result<(), ToolError> {
+        if approved
+            || (spec.execution().read_only && !asks)
+            || !self.breaker.tripped(identity.session.id())
+        {
+            return Ok(());
+        }
+        Err(self.breaker_refusal(identity))
+    }
+
     /// The answer to an ask or a write of a session whose refusal breaker tripped (and its
     /// audit line).
-    pub(crate) fn breaker_refusal(&self, identity: &CallIdentity<'_>) -> ToolError {
+    fn breaker_refusal(&self, identity: &CallIdentity<'_>) -> ToolError {
         let error = ToolError::new(
             ErrorKind::TooManyDenials,
             format!(

@@ -1,7 +1,6 @@
-//! The gates on the path of a planned call: the policy and the approval, taken by every
-//! call (top-level, nested, resumed) between its planning and its first poll.
+//! The approval gate: a person asked about a planned call, at once or later (a pending
+//! request, resumed by a signed decision).
 
-use std::any::Any;
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
@@ -10,14 +9,10 @@ use tool_core::{ErrorKind, ToolError};
 
 use super::decision::PendingApproval;
 use super::seal::{self, SealedArguments};
-use super::{
-    Admitted, Approval, ApprovalRequest, AuditDecision, CallIdentity, denied, redact_value,
-};
+use super::{Approval, ApprovalRequest, AuditDecision, CallIdentity, Gates, denied, redact_value};
 use crate::arguments::CallArguments;
-use crate::call::Session;
-use crate::observation::Observation;
+use crate::output::redact::Redactor;
 use crate::plan::Planned;
-use crate::runtime::Shared;
 
 /// An approver's edit that fails validation: a denial naming the field.
 pub(crate) fn edit_refused(error: ToolError) -> ToolError {
@@ -39,54 +34,16 @@ pub(crate) fn edit_refused(error: ToolError) -> ToolError {
     }
 }
 
-impl<D: Any + Send + Sync> Shared<D> {
-    /// The policy gate and, when it asks, the approval gate. `Ok(None)`: the call runs as
-    /// planned; `Ok(Some(arguments))`: it runs with the arguments a person edited, once they
-    /// pass planning again.
-    pub(crate) async fn admit(
-        &self,
-        session: &Session,
-        plan: &Planned<'_>,
-    ) -> Result<Option<Value>, ToolError> {
-        let identity = plan.identity(session);
-        let spec = plan.tool.spec();
-        match self
-            .gates
-            .decide(&identity, spec, &plan.arguments, &self.redactor, false)?
-        {
-            Admitted::Run => Ok(None),
-            Admitted::Ask(reason) => self.ask(&identity, plan, reason).await,
-        }
-    }
-
-    /// The policy again, for arguments a person edited: a deny is still final; an ask was
-    /// answered by that person, and so is the refusal breaker (an edit approved is an
-    /// approval, whatever was denied after it).
-    pub(crate) fn admit_edited(
-        &self,
-        session: &Session,
-        plan: &Planned<'_>,
-    ) -> Result<(), ToolError> {
-        let identity = plan.identity(session);
-        self.gates
-            .decide(
-                &identity,
-                plan.tool.spec(),
-                &plan.arguments,
-                &self.redactor,
-                true,
-            )
-            .map(|_| ())
-    }
-
+impl Gates {
     /// Asks the approver about a call.
     pub(crate) async fn ask(
         &self,
         identity: &CallIdentity<'_>,
         plan: &Planned<'_>,
         reason: String,
+        redactor: &Redactor,
     ) -> Result<Option<Value>, ToolError> {
-        let gates = &self.gates;
+        let gates = self;
         let session = identity.session;
         let spec = plan.tool.spec();
         let arguments = plan.arguments.value().clone();
@@ -98,9 +55,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         };
         // Denials earlier in the same turn count: the breaker is looked at again before each
         // ask, not only when the call was planned, whoever would answer it.
-        if gates.breaker.tripped(session.id()) {
-            return Err(gates.breaker_refusal(identity));
-        }
+        gates.stop_if_tripped(identity, spec, true, false)?;
         let Some(approver) = &gates.approver else {
             return Err(refuse(
                 AuditDecision::Deny,
@@ -118,14 +73,14 @@ impl<D: Any + Send + Sync> Shared<D> {
                 identity,
                 Some(&digest),
                 Some(&arguments),
-                &self.redactor,
+                redactor,
                 AuditDecision::Ask,
                 &reason,
                 None,
             )
             .await?;
         // What a person sees is redacted, the preview's input included.
-        let shown = redact_value(&arguments, &self.redactor);
+        let shown = redact_value(&arguments, redactor);
         let preview = gates.previews.get(spec.name()).and_then(|preview| {
             std::panic::catch_unwind(AssertUnwindSafe(|| preview(&shown)))
                 .map_err(|_| tracing::error!(tool = spec.name(), "the preview panicked"))
@@ -158,7 +113,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                         identity,
                         Some(&digest),
                         None,
-                        &self.redactor,
+                        redactor,
                         AuditDecision::Approve,
                         &reason,
                         None,
@@ -167,7 +122,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                 Ok(None)
             }
             Approval::ApproveWith(edited) => {
-                let edited = super::restore_redacted(edited, &arguments, &self.redactor);
+                let edited = super::restore_redacted(edited, &arguments, redactor);
                 if let Some(field) = super::placeholder_left(&edited, &arguments) {
                     return Err(refuse(
                         AuditDecision::Deny,
@@ -184,7 +139,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                         identity,
                         Some(&edited_digest),
                         Some(&edited),
-                        &self.redactor,
+                        redactor,
                         AuditDecision::Edit,
                         &reason,
                         None,
@@ -193,7 +148,10 @@ impl<D: Any + Send + Sync> Shared<D> {
                 Ok(Some(edited))
             }
             Approval::Deny(why) => Err(refuse(AuditDecision::Deny, &why)),
-            Approval::Pending => self.defer(identity, plan, arguments, digest, request).await,
+            Approval::Pending => {
+                self.defer(identity, plan, arguments, digest, request, redactor)
+                    .await
+            }
         }
     }
 
@@ -207,8 +165,9 @@ impl<D: Any + Send + Sync> Shared<D> {
         arguments: Value,
         digest: String,
         request: ApprovalRequest,
+        redactor: &Redactor,
     ) -> Result<Option<Value>, ToolError> {
-        let gates = &self.gates;
+        let gates = self;
         let Some(keys) = &gates.keys else {
             let why = "a person must approve this call later, and this runtime cannot resume calls (no decision keys)";
             gates.note(identity, Some(&digest), AuditDecision::Deny, why, None);
@@ -260,7 +219,7 @@ impl<D: Any + Send + Sync> Shared<D> {
                 identity,
                 Some(&digest),
                 None,
-                &self.redactor,
+                redactor,
                 AuditDecision::Pending,
                 &reason,
                 Some(&request_id),
@@ -278,25 +237,5 @@ impl<D: Any + Send + Sync> Shared<D> {
         )
         .with_hint("do not repeat the call; tell the user it waits for approval")
         .with_details(serde_json::json!({ "request_id": request_id })))
-    }
-
-    /// The audit line of an executed write's outcome.
-    pub(crate) fn audit_outcome(
-        &self,
-        session: &Session,
-        planned: &Planned<'_>,
-        observation: &Observation,
-    ) {
-        // Only a write that ran has an outcome: a replay or a refusal by the idempotency
-        // layer ran nothing.
-        if self.gates.audit.is_none()
-            || planned.tool.spec().execution().read_only
-            || observation.attempts() == 0
-        {
-            return;
-        }
-        let outcome = observation.error_kind().unwrap_or("success");
-        self.gates
-            .record_outcome(&planned.identity(session), outcome);
     }
 }

@@ -542,7 +542,7 @@ impl Policy {
         let sent = arguments.map(|value| crate::Arguments::Value(value.clone()));
         let arguments = sent
             .as_ref()
-            .map(|sent| CallArguments::new(sent, spec.input_schema()));
+            .map(|sent| CallArguments::new(std::borrow::Cow::Borrowed(sent), spec.input_schema()));
         self.decide(spec, principal, arguments.as_ref())
     }
 }

@@ -1,0 +1,383 @@
+//! The stack every call passes, built once: the model's calls, the calls a tool makes through
+//! `ctx.call_tool`, resumed calls and replayed ones. In order:
+//!
+//! 1. **admit**: the tool is looked up, then the session's scope and the principal's roles
+//!    ([`Shared::plan`]);
+//! 2. **validate**: the argument limits, the arguments parsed once into the value every stage
+//!    reads, the tool's own parsing and the schema check ([`Shared::plan`]);
+//! 3. **gate**: the policy ([`Shared::decide`]) and, when it asks, a person, whose edit is
+//!    admitted and validated again ([`Shared::ask`]); the refusal breaker stops what nobody
+//!    approved;
+//! 4. **idempotency**: a write claims its key, or is answered from the store;
+//! 5. **retry**, 6. **timeout**, 7. **contain**: the shells around each attempt;
+//! 8. **shape**: the output policy ([`Shared::observe`]; a nested call's output is redacted
+//!    only, for the calling tool);
+//! 9. **audit outcome**: the line of an executed write's outcome ([`Shared::audit_outcome`]).
+//!
+//! Stages 4 to 8 run inside the call's future ([`RunCall`]), polled by the drivers: the turn's
+//! (`runtime.rs`: the asks in call order, scheduling, batching) and the nested one
+//! (`nested.rs`). A stage with nothing to do costs nothing: a read-only call without rules
+//! never parses its arguments twice, asks nobody, claims nothing and writes no line.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tool_core::{SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
+
+use crate::READ_ARTIFACT;
+use crate::arguments::{Arguments, CallArguments};
+use crate::call::Session;
+use crate::call_path::{Ended, Finished, Offload, Output, RunCall, record_end};
+use crate::gates::{Admitted, AwaitedLines, CallIdentity};
+use crate::idempotency::Layer;
+use crate::limits;
+use crate::observation::{Observation, Outcome};
+use crate::output::{self, Policy};
+use crate::plan::{CallRef, Planned, PlannedContext};
+use crate::runtime::Shared;
+use crate::shells::{CallShells, contain};
+use crate::validate;
+
+impl<D: Any + Send + Sync> Shared<D> {
+    /// The context every call of one turn shares.
+    pub(crate) fn session_context(self: &Arc<Self>, session: &Session) -> SessionContext {
+        let context = SessionContext::new(
+            Arc::clone(&self.deps),
+            session.shared_id(),
+            Some(Arc::clone(self) as Arc<dyn ToolInvoker>),
+        );
+        // The calls tools make are gated as their session is: they read it back.
+        if session.is_plain() {
+            context
+        } else {
+            context.with_data(Arc::new(session.clone()))
+        }
+    }
+
+    /// Stages 1 and 2, admit and validate, for one call top-level or nested: look the tool up, check the
+    /// scope and the roles, then the argument limits, parse and validate the arguments.
+    /// `context` gives the call its context once the tool is known. An error is the call's
+    /// answer: it runs in no batch.
+    pub(crate) fn plan<'a>(
+        &'a self,
+        session: &Session,
+        call: CallRef<'a>,
+        context: impl FnOnce(&dyn Tool) -> PlannedContext<'a>,
+    ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
+        let Some(found) = self.registry.lookup(call.name) else {
+            // The suggestion and the list name only tools this session is shown.
+            return Err(self.registry.unknown_tool_among(call.name, |name| {
+                self.registry
+                    .get(name)
+                    .is_some_and(|tool| self.gates.shown(session, tool.spec(), self.artifact_tool))
+            }));
+        };
+        let tool = found.tool.as_ref();
+        // The first gate, before the arguments are looked at: scope, then roles.
+        let identity = CallIdentity {
+            session,
+            call_id: call.id,
+            tool: found.name,
+            version: found.version.map(|version| &**version),
+            awaited: None,
+        };
+        self.gates
+            .admit_tool(&identity, tool.spec(), self.artifact_tool)?;
+        let spec = tool.spec();
+        limits::check_arguments(&call.arguments, &self.limits)?;
+        let arguments = CallArguments::new(call.arguments, spec.input_schema());
+        // Parsed once, before the tool, when a stage reads the value anyway: the tool then
+        // reads that value instead of parsing the text again.
+        let writes = Layer::applies(spec) || !spec.execution().read_only;
+        if writes
+            || validate::reads_the_value(spec)
+            || self.gates.policy.reads_arguments(spec.name())
+        {
+            arguments.parse();
+        }
+        let idempotency = Layer::applies(spec).then(|| {
+            let timeout = spec.timeout().or(self.limits.default_timeout);
+            Box::new(self.idempotency.key(
+                session,
+                call.id,
+                spec,
+                found.version.map(|version| &**version),
+                &arguments,
+                call.idempotency_key.as_deref(),
+                timeout.map(|timeout| self.retry.running_at_most(timeout)),
+            ))
+        });
+        let context = match (context(tool), &idempotency) {
+            // The tool reads its key from its context, to forward it downstream.
+            (PlannedContext::Own(own), Some(key)) => {
+                PlannedContext::Own(own.with_idempotency_key(Arc::clone(&key.for_tool)))
+            }
+            (context, _) => context,
+        };
+        let first = contain::prepare(|| tool.prepare(arguments.for_tool(), context.get()))
+            .map_err(|error| validate::with_schema_fragment(error, spec.input_schema()))?;
+        validate::check_prepared(spec, &arguments)?;
+        let plan = Planned {
+            index: call.index,
+            call_id: call.id,
+            arguments,
+            name: found.name,
+            version: found.version,
+            context,
+            tool,
+            idempotency,
+            audit: AwaitedLines::default(),
+        };
+        Ok((plan, first))
+    }
+
+    /// Stages 4 (idempotency) to 8 (shape), as one future: the path of one planned call, top-level or
+    /// nested. `for_the_model`: its output is shaped for the model (a nested call's is only
+    /// redacted, for the calling tool).
+    pub(crate) fn run_call<'a>(
+        &'a self,
+        planned: Planned<'a>,
+        first: ToolFuture,
+        span: tracing::Span,
+        cancel: Option<&'a CancellationToken>,
+        for_the_model: bool,
+    ) -> RunCall<'a> {
+        let offload = for_the_model.then(|| Offload {
+            redactor: &self.redactor,
+            artifacts: &self.artifacts,
+            max_chars: planned.max_chars(&self.limits),
+            read_limit: self.limits.max_output_chars,
+            verbatim: self.artifact_tool && &**planned.name == READ_ARTIFACT,
+        });
+        let shells = CallShells {
+            retry: &self.retry,
+            repeatable: planned.repeatable(),
+            timeout: planned.timeout(&self.limits),
+        };
+        RunCall::new(
+            span,
+            planned,
+            first,
+            shells,
+            cancel,
+            offload,
+            &self.idempotency,
+            &self.redactor,
+        )
+    }
+
+    /// Stage 3, the gate: what the policy decides about a planned call. `approved`: a person approved it
+    /// already (at once, edited or not, or by a signed decision): the refusal breaker, which
+    /// stops what nobody approved, lets it through; a deny still wins.
+    pub(crate) fn decide(
+        &self,
+        session: &Session,
+        planned: &Planned<'_>,
+        approved: bool,
+    ) -> Result<Admitted, ToolError> {
+        self.gates.decide(
+            &planned.identity(session),
+            planned.tool.spec(),
+            &planned.arguments,
+            &self.redactor,
+            approved,
+        )
+    }
+
+    /// Stage 3, the gate, when the policy asks: a person answers. The call comes back as it may run: as
+    /// planned, or planned again with the arguments the person edited (admitted, validated
+    /// and decided again: a deny still wins; an invalid edit is a denial naming the field).
+    pub(crate) async fn ask<'a>(
+        &'a self,
+        session: &Session,
+        planned: Planned<'a>,
+        first: ToolFuture,
+        reason: String,
+    ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
+        let edited = self
+            .gates
+            .ask(&planned.identity(session), &planned, reason, &self.redactor)
+            .await?;
+        match edited {
+            None => Ok((planned, first)),
+            Some(edited) => {
+                drop(first);
+                self.plan_edited(session, planned, edited)
+            }
+        }
+    }
+
+    /// A call planned again with the arguments a person edited, in its own context.
+    fn plan_edited<'a>(
+        &'a self,
+        session: &Session,
+        planned: Planned<'a>,
+        edited: Value,
+    ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
+        let Planned {
+            index,
+            call_id,
+            name,
+            context,
+            idempotency,
+            ..
+        } = planned;
+        let call = CallRef {
+            index,
+            id: call_id,
+            name,
+            arguments: Cow::Owned(Arguments::Value(edited)),
+            idempotency_key: idempotency
+                .filter(|key| key.explicit)
+                .map(|key| Arc::clone(&key.for_tool)),
+        };
+        let (planned, first) = self
+            .plan(session, call, |_| context)
+            .map_err(crate::gates::edit_refused)?;
+        self.decide(session, &planned, true)?;
+        Ok((planned, first))
+    }
+
+    /// Stage 9, the audit of the outcome: the line of an executed write's outcome (`success` or the error's
+    /// kind). Only a write that ran has one: a replay or a refusal by the idempotency layer
+    /// ran nothing.
+    pub(crate) fn audit_outcome(&self, session: &Session, planned: &Planned<'_>, ended: &Ended) {
+        if self.gates.audit.is_none()
+            || planned.tool.spec().execution().read_only
+            || ended.attempts == 0
+        {
+            return;
+        }
+        let outcome = ended
+            .result
+            .as_ref()
+            .err()
+            .map_or("success", |error| error.kind().as_str());
+        self.gates
+            .record_outcome(&planned.identity(session), outcome);
+    }
+
+    /// The output policy for a call of `tool` whose output may reach `max_chars`.
+    pub(crate) fn output_policy<'a>(
+        &'a self,
+        session: &'a str,
+        tool: &str,
+        max_chars: usize,
+    ) -> Policy<'a> {
+        Policy {
+            max_chars,
+            redactor: &self.redactor,
+            artifacts: self.artifacts.as_ref(),
+            // Errors are shaped on the turn's task: a long one is stored without waiting.
+            shared_artifacts: Some(&self.artifacts),
+            session,
+            read_limit: self.limits.max_output_chars,
+            // The pages of an artifact are what the model may see already, returned exactly.
+            verbatim: self.artifact_tool && tool == READ_ARTIFACT,
+        }
+    }
+
+    /// The observation of a call that ran: the output policy applied to what it returned.
+    pub(crate) fn observe(
+        &self,
+        planned: &Planned<'_>,
+        ended: Ended,
+        batch: Option<usize>,
+    ) -> Observation {
+        let policy = self.output_policy(
+            planned.context.get().session_id(),
+            planned.name,
+            planned.max_chars(&self.limits),
+        );
+        let (outcome, shaped, page) = match ended.result {
+            Ok(Output::Raw(output)) => {
+                let page = output.page().cloned().map(Box::new);
+                let mut shaped = output::shape(output, &policy);
+                let content = std::mem::take(&mut shaped.content);
+                (Outcome::Success { content }, shaped, page)
+            }
+            Ok(Output::Shaped(shaped)) => {
+                let (mut shaped, page) = *shaped;
+                let content = std::mem::take(&mut shaped.content);
+                (Outcome::Success { content }, shaped, page)
+            }
+            Err(error) => {
+                // A write's transient failure may have been carried out: the model is not told
+                // to repeat it unless the tool said nothing was done.
+                let error = if planned.repeatable() || error.is_safe_to_repeat() {
+                    error
+                } else {
+                    error.retryable(false)
+                };
+                let (error, shaped) = output::shape_error(error, &policy);
+                (Outcome::Error { error }, shaped, None)
+            }
+        };
+        Observation {
+            call_id: Arc::clone(planned.call_id),
+            tool: Arc::clone(planned.name),
+            tool_version: planned.version.cloned(),
+            outcome,
+            truncated: shaped.truncated,
+            redactions: shaped.redactions.saturating_add(ended.redactions),
+            artifact: shaped.artifact,
+            page,
+            elapsed: ended.elapsed,
+            attempts: ended.attempts,
+            batch: batch.map(|batch| u32::try_from(batch).unwrap_or(u32::MAX)),
+            replayed: ended.replayed,
+        }
+    }
+
+    /// The observation of a call answered before it ran (unknown tool, invalid arguments).
+    pub(crate) fn rejected(
+        &self,
+        session: &str,
+        call_id: &Arc<str>,
+        tool: &str,
+        error: ToolError,
+    ) -> Observation {
+        let policy = self.output_policy(session, "", self.limits.max_output_chars);
+        let (error, shaped) = output::shape_error(error, &policy);
+        Observation {
+            call_id: Arc::clone(call_id),
+            tool: Arc::from(tool),
+            tool_version: self
+                .registry
+                .lookup(tool)
+                .and_then(|found| found.version.cloned()),
+            outcome: Outcome::Error { error },
+            truncated: shaped.truncated,
+            redactions: shaped.redactions,
+            artifact: shaped.artifact,
+            page: None,
+            elapsed: Duration::ZERO,
+            attempts: 0,
+            batch: None,
+            replayed: false,
+        }
+    }
+
+    /// The observation of a call the model made, at the end of its path: the output policy
+    /// applied in the call's span.
+    pub(crate) fn finish(
+        &self,
+        session: &Session,
+        finished: Finished<'_>,
+        batch: usize,
+    ) -> (usize, Observation) {
+        let Finished {
+            planned,
+            ended,
+            span,
+        } = finished;
+        self.audit_outcome(session, &planned, &ended);
+        let observation = span.in_scope(|| self.observe(&planned, ended, Some(batch)));
+        record_end(&span, observation.error_kind(), observation.elapsed);
+        (planned.index, observation)
+    }
+}
