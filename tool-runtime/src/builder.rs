@@ -5,132 +5,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tool_core::{
-    Location, Registry, RegistryError, Tool, ToolList, inventory_tools,
-    inventory_tools_for_other_deps,
+    Location, Registry, Tool, ToolList, inventory_tools, inventory_tools_for_other_deps,
 };
 
 use crate::artifact_tool;
-use crate::call::Session;
+pub use crate::build_error::{BuildError, LeftOutTool};
 use crate::dynamic::{DynamicTool, DynamicToolError};
 use crate::gates::{
-    ApprovalStore, Approver, AuditSink, Breaker, Compare, DecisionKeys, Gates, Policy, Preview,
+    ApprovalStore, Approver, AuditSink, Breaker, DecisionKeys, Gates, Policy, Preview,
 };
 use crate::idempotency::{ConcurrentDuplicates, IdempotencyStore, Layer};
 use crate::limits::Limits;
 use crate::output::artifacts::{ArtifactStore, MemoryArtifacts};
 use crate::output::redact::Redactor;
-use crate::runtime::{Runtime, Shared};
+use crate::runtime::Runtime;
+use crate::session::Session;
 use crate::shells::RetryPolicy;
+use crate::stack::Shared;
 use crate::validate;
-
-/// A runtime could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// The tools do not form a valid registry (a duplicate name, a tool for other deps).
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    /// A dynamic tool is invalid.
-    #[error(transparent)]
-    DynamicTool(#[from] DynamicToolError),
-    /// A tool's input schema cannot be compiled into a validator.
-    #[error("the input schema of tool `{tool}` cannot be compiled: {reason}")]
-    InvalidSchema {
-        /// The tool.
-        tool: String,
-        /// What the validator said.
-        reason: String,
-    },
-    /// The policy or a preview names a tool the runtime does not have.
-    #[error("{place} names the tool `{tool}`, which does not exist{nearest}")]
-    UnknownTool {
-        /// Where: `the policy (line 7)`, `a preview`.
-        place: String,
-        /// The name.
-        tool: String,
-        /// `; did you mean `x`?`, or empty.
-        nearest: String,
-    },
-    /// A policy rule names a field its tool's arguments do not have, so it could never hold:
-    /// a misspelt `amout` for `amount`, a path through a value without fields. Displayed as
-    /// ``policy.toml line 12: rule for `transfer` names field `amout`, which the tool's
-    /// arguments do not have (fields: amount, to); did you mean `amount`?``.
-    #[error(
-        "{place}: rule for `{tool}` names field `{field}`, {problem}{}",
-        nearest.as_ref().map(|nearest| format!("; did you mean `{nearest}`?")).unwrap_or_default()
-    )]
-    UnknownField {
-        /// Where the rule is written: `policy.toml line 12` for a policy file,
-        /// `policy line 12` for TOML text, `the policy's rule 2 ("reason")` for a rule in code
-        /// (its position among the policy's rules, and its reason).
-        place: String,
-        /// The tool the rule is for.
-        tool: String,
-        /// The field path the rule names, as written (`address.cty`).
-        field: String,
-        /// What the arguments have instead: `which the tool's arguments do not have (fields:
-        /// amount, to)`, or ``but `amount` is a number, which has no fields``.
-        problem: String,
-        /// The whole path of the nearest field, when one is close (`address.city`).
-        nearest: Option<String>,
-    },
-    /// A policy rule compares a field with a value it can never match: a value of another
-    /// type (`gt` of a string against a number, an `in` list item of another type, `eq` with
-    /// a value the field cannot take), or `contains` on a field that is neither a string nor
-    /// an array. Displayed as ``policy.toml line 14: rule for `transfer` compares `amount` (a
-    /// number) with "1000" (a string) using `gt` ``.
-    #[error("{place}: rule for `{tool}` {problem}")]
-    RuleMismatch {
-        /// Where the rule is written, as for [`BuildError::UnknownField`].
-        place: String,
-        /// The tool the rule is for.
-        tool: String,
-        /// The field path the rule names.
-        field: String,
-        /// How the rule compares.
-        compare: Compare,
-        /// What cannot compare, in words: ``compares `amount` (a number) with "1000" (a
-        /// string) using `gt` ``.
-        problem: String,
-    },
-    /// A limit is set below its least useful value.
-    #[error("limit `{name}` is {value}; it must be at least {min}")]
-    AtLeast {
-        /// The limit, as named in [`Limits`].
-        name: &'static str,
-        /// The value it was given.
-        value: usize,
-        /// The smallest value allowed.
-        min: usize,
-    },
-    /// A limit is set beyond what the runtime can honour safely.
-    #[error("limit `{name}` is {value}; it must be between {min} and {max}{why}")]
-    Limit {
-        /// The limit, as named in [`Limits`].
-        name: &'static str,
-        /// The value it was given.
-        value: usize,
-        /// The smallest value allowed.
-        min: usize,
-        /// The largest value allowed.
-        max: usize,
-        /// Why the bound exists, starting with "; ", or empty.
-        why: &'static str,
-    },
-}
-
-/// A `#[tool]` linked into the program that a runtime left out, because its context needs
-/// other deps than the runtime's ([`Runtime::left_out_tools`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LeftOutTool {
-    /// The tool's name.
-    pub name: String,
-    /// Where it is defined.
-    pub location: Location,
-    /// The deps type its context needs.
-    pub needs: &'static str,
-}
 
 /// The deepest nesting of arguments a runtime accepts: the JSON parser's own limit, beyond
 /// which parsing and dropping arguments would recurse deeper than a thread's stack allows.

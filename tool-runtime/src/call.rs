@@ -1,11 +1,10 @@
-//! What a model emits in one turn: [`ToolCall`]s, and the [`Session`] they belong to.
+//! What a model emits in one turn: [`ToolCall`]s.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::arguments::Arguments;
-use crate::gates::Scope;
 
 /// One tool call a model emitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,140 +43,5 @@ impl ToolCall {
     pub fn with_idempotency_key(mut self, key: impl Into<Arc<str>>) -> Self {
         self.idempotency_key = Some(key.into());
         self
-    }
-}
-
-/// The conversation a turn belongs to, and what it may do: its [`Scope`], the [`Principal`]
-/// acting in it, and whether a person can be asked to approve a call.
-///
-/// ```
-/// use tool_runtime::{Principal, Scope, Session};
-///
-/// let session = Session::new("s-1")
-///     .with_principal(Principal::new("ada").with_role("agent"))
-///     .with_scope(Scope::none());
-/// assert_eq!(session.id(), "s-1");
-/// assert!(session.scope().is_empty());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Session {
-    id: Arc<str>,
-    scope: Scope,
-    principal: Option<Arc<Principal>>,
-    interactive: bool,
-}
-
-impl Session {
-    /// A session with the given id: every tool in scope, no principal, interactive.
-    pub fn new(id: impl Into<Arc<str>>) -> Self {
-        Self {
-            id: id.into(),
-            scope: Scope::all(),
-            principal: None,
-            interactive: true,
-        }
-    }
-
-    /// The session with this scope: the tools it may see and call.
-    #[must_use]
-    pub fn with_scope(mut self, scope: Scope) -> Self {
-        self.scope = scope;
-        self
-    }
-
-    /// The session acting for this principal, whose roles the gates check.
-    #[must_use]
-    pub fn with_principal(mut self, principal: Principal) -> Self {
-        self.principal = Some(Arc::new(principal));
-        self
-    }
-
-    /// A session no person watches (a batch job, a scheduled run): a call the policy would
-    /// ask about is denied with the policy's reason instead.
-    #[must_use]
-    pub fn non_interactive(mut self) -> Self {
-        self.interactive = false;
-        self
-    }
-
-    /// The session id, as tools see it in their context.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The session's scope.
-    pub fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
-    /// The principal acting in the session, if one was given.
-    pub fn principal(&self) -> Option<&Principal> {
-        self.principal.as_deref()
-    }
-
-    /// Whether a person can be asked to approve a call.
-    pub fn is_interactive(&self) -> bool {
-        self.interactive
-    }
-
-    /// Whether the session is as [`Session::new`] made it: every tool, no principal,
-    /// interactive.
-    pub(crate) fn is_plain(&self) -> bool {
-        self.scope.is_all() && self.principal.is_none() && self.interactive
-    }
-
-    /// The session a nested call belongs to, as its parent's context kept it.
-    pub(crate) fn of_context(context: &tool_core::CallContext) -> Self {
-        context
-            .session_data()
-            .and_then(|data| data.downcast_ref::<Session>())
-            .cloned()
-            .unwrap_or_else(|| Session::new(context.session_id()))
-    }
-
-    pub(crate) fn shared_id(&self) -> Arc<str> {
-        Arc::clone(&self.id)
-    }
-}
-
-/// Who acts in a session: an id and the roles the gates check tools' required roles against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    id: String,
-    roles: Vec<String>,
-}
-
-impl Principal {
-    /// A principal with no roles.
-    pub fn new(id: impl Into<String>) -> Self {
-        Self {
-            id: id.into(),
-            roles: Vec::new(),
-        }
-    }
-
-    /// The principal with one more role.
-    #[must_use]
-    pub fn with_role(mut self, role: impl Into<String>) -> Self {
-        let role = role.into();
-        if !self.roles.contains(&role) {
-            self.roles.push(role);
-        }
-        self
-    }
-
-    /// The principal's id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The principal's roles.
-    pub fn roles(&self) -> &[String] {
-        &self.roles
-    }
-
-    /// Whether the principal has `role`.
-    pub fn has_role(&self, role: &str) -> bool {
-        self.roles.iter().any(|own| own == role)
     }
 }

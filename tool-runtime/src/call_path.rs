@@ -1,13 +1,14 @@
-//! The path every planned call takes, top-level or nested, first attempt or retry:
+//! Stages 4 to 8 of the stack (`stack.rs`, where the order is written) as one future, for
+//! every planned call, top-level or nested, first attempt or retry:
 //!
 //! ```text
-//! span -> cancellation check -> [gates] -> shells (retry -> timeout -> contain -> tool)
-//!      -> output policy -> observation
+//! span -> cancellation check -> audit line durable -> idempotency (claim, replay)
+//!      -> shells (retry -> timeout -> contain -> tool) -> record -> shape (large outputs)
 //! ```
 //!
-//! The gates that later decide whether a call may run at all (scope, policy and approval,
-//! idempotency) stand where the path marks them (`Path::poll`): after the call is planned and
-//! before the tool's first poll, each able to answer the call without running it.
+//! A hand-written state machine rather than an `async` block: a batch polls each call once
+//! where it stands, and only a call still running after that poll moves into the set of
+//! waiting calls.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -33,21 +33,26 @@
 //!
 //! # The path of one call
 //!
-//! Every call takes one path: the calls the model makes and the calls a tool makes through
-//! [`RunContext::call_tool`], first attempts and retries.
+//! Every call takes one path, built in one place: the calls the model makes, the calls a tool
+//! makes through [`RunContext::call_tool`], resumed and replayed calls, first attempts and
+//! retries.
 //!
-//! 1. **Plan**: look the tool up, check the argument limits (size, depth), parse and
-//!    validate the arguments. A call that fails here is answered at once and runs in no
-//!    batch.
-//! 2. **Schedule**: consecutive parallel-safe calls (`read_only`, not `exclusive`) form one
+//! 1. **Admit**: look the tool up; the session's scope and the principal's roles.
+//! 2. **Validate**: check the argument limits (size, depth), parse the arguments once into
+//!    the value every later stage reads, and validate them. A call that fails here is
+//!    answered at once and runs in no batch.
+//! 3. **Gate**: the policy decides (auto, ask, deny); a person answers an ask (approve,
+//!    edit, deny, later); the decision's audit line is durable before anything runs.
+//! 4. **Schedule**: consecutive parallel-safe calls (`read_only`, not `exclusive`) form one
 //!    concurrent batch, at most [`Limits::max_concurrency`] at a time; every other call runs
 //!    alone, in order; calls sharing a declared resource never run at the same time. A
 //!    parallel-safe tool (one that may run alongside other calls) may only call parallel-safe
 //!    tools, whether or not other calls run at that moment: a call of any other tool is
 //!    answered `nested_call_refused`. The nested calls of a tool that runs alone are ordered
 //!    by the same rule among themselves.
-//! 3. **Run**: cancellation is checked before the call starts; then the shells, outermost
-//!    first: retry, timeout, contain.
+//! 5. **Run**: cancellation is checked before the call starts; a write claims its key in
+//!    the idempotency store (or is answered with the first execution's result); then the
+//!    shells, outermost first: retry, timeout, contain.
 //!    - *Retry* repeats a failure only when repeating is safe: the failure is transient and
 //!      the tool is read-only or declares `idempotent`, or the tool marked the failure
 //!      [`ToolError::safe_to_repeat`] (nothing was done). A write that failed with a reset
@@ -57,13 +62,13 @@
 //!      attempt's future when it is up.
 //!    - *Contain* turns a panic in the tool, while it runs or while it is dropped, into a
 //!      `panicked` error for that call only.
-//! 4. **Shape** the output: redact secrets, cut what is over the limit (head and tail with a
+//! 6. **Shape** the output: redact secrets, cut what is over the limit (head and tail with a
 //!    notice; the whole kept as an artifact that `read_artifact` reads, from the same session
 //!    only), add the page notice, and redact the whole once more. Errors get the same: their
 //!    message, hint and details redacted, the message cut to the limit. A nested call's
 //!    result is redacted before the calling tool reads it; cutting and page notices apply
 //!    when the calling tool's own output reaches the model.
-//! 5. **Answer**: one [`Observation`] per call id, in call order, in a [`TurnReport`] that also
+//! 7. **Audit** an executed write's outcome, and **answer**: one [`Observation`] per call id, in call order, in a [`TurnReport`] that also
 //!    records the batches.
 //!
 //! # Executors and blocking
@@ -105,6 +110,7 @@
 
 mod arguments;
 mod artifact_tool;
+mod build_error;
 mod builder;
 mod call;
 mod call_path;
@@ -120,6 +126,7 @@ mod plan;
 mod resume;
 mod runtime;
 mod schedule;
+mod session;
 mod shells;
 mod stack;
 mod validate;
@@ -127,15 +134,13 @@ mod validate;
 pub use arguments::Arguments;
 pub use artifact_tool::READ_ARTIFACT;
 pub use builder::{BuildError, LeftOutTool, MAX_ARGUMENT_DEPTH, MAX_CALL_DEPTH, RuntimeBuilder};
-pub use call::{Principal, Session, ToolCall};
+pub use call::ToolCall;
 pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
-#[doc(hidden)]
-pub use gates::__labels_unique;
 pub use gates::{
     Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditCompleter, AuditDecision,
     AuditError, AuditRecord, AuditSink, AuditSummary, AuditTicket, Compare, DecisionError,
     DecisionKeys, JsonlAudit, MemoryApprovalStore, MemoryAudit, PendingApproval, Policy,
-    PolicyFileError, Preview, Scope, SealedArguments, SignedDecision, verify_audit,
+    PolicyFileError, Preview, SealedArguments, SignedDecision, verify_audit,
 };
 #[cfg(feature = "redis")]
 pub use idempotency::RedisStore;
@@ -150,6 +155,9 @@ pub use output::artifacts::{
 };
 pub use output::redact::{Redactor, SecretPattern};
 pub use runtime::Runtime;
+#[doc(hidden)]
+pub use session::__labels_unique;
+pub use session::{Principal, Scope, Session};
 pub use shells::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use tool_core::*;

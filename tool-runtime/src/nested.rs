@@ -17,13 +17,13 @@ use serde_json::Value;
 use tool_core::{CallContext, ErrorKind, ToolError, ToolInvoker, ToolOutput};
 
 use crate::arguments::Arguments;
-use crate::call::Session;
 use crate::call_path::{Finished, Output, call_span, record_end};
 use crate::gates::Admitted;
 use crate::output;
 use crate::plan::{CallRef, PlannedContext};
-use crate::runtime::Shared;
 use crate::schedule;
+use crate::session::Session;
+use crate::stack::Shared;
 
 impl<D: Any + Send + Sync> ToolInvoker for Shared<D> {
     fn invoke(
@@ -34,58 +34,57 @@ impl<D: Any + Send + Sync> ToolInvoker for Shared<D> {
     ) -> tool_core::BoxFuture<'static, Result<ToolOutput, ToolError>> {
         let parent = parent.clone();
         let tool_name = tool_name.to_owned();
-        Box::pin(async move {
-            self.run_nested(&parent, &tool_name, Arguments::Value(args))
-                .await
-        })
+        Box::pin(
+            async move { run_nested(&self, &parent, &tool_name, Arguments::Value(args)).await },
+        )
     }
 }
 
-impl<D: Any + Send + Sync> Shared<D> {
-    async fn run_nested(
-        &self,
-        parent: &CallContext,
-        tool_name: &str,
-        arguments: Arguments,
-    ) -> Result<ToolOutput, ToolError> {
-        let depth = parent.depth() + 1;
-        if depth > self.limits.max_call_depth {
-            return Err(ToolError::new(
-                ErrorKind::CallDepthExceeded,
-                format!(
-                    "tool `{}` called `{tool_name}` {depth} levels deep; the limit is {}",
-                    parent.tool_name(),
-                    self.limits.max_call_depth
-                ),
-            )
-            .with_hint("do the work in fewer nested calls"));
-        }
-        let call_id: Arc<str> = Arc::from(format!("{}/{tool_name}", parent.call_id()));
-        let call = CallRef {
-            index: 0,
-            id: &call_id,
-            name: tool_name,
-            arguments: Cow::Owned(arguments),
-            idempotency_key: None,
-        };
-        let session = Session::of_context(parent);
-        let context =
-            |_: &dyn tool_core::Tool| PlannedContext::Own(parent.nested(&*call_id, tool_name));
-        let reject = |error: ToolError| {
-            tracing::info!(tool = %tool_name, call_id = %call_id, kind = %error.kind(), "nested call refused before it ran");
-            let policy = self.output_policy(parent.session_id(), "", self.limits.max_output_chars);
-            output::shape_error(error, &policy).0
-        };
-        let (planned, first) = self.plan(&session, call, context).map_err(reject)?;
+/// The nested driver: one call a tool makes, through the stack's stages.
+async fn run_nested<D: Any + Send + Sync>(
+    shared: &Shared<D>,
+    parent: &CallContext,
+    tool_name: &str,
+    arguments: Arguments,
+) -> Result<ToolOutput, ToolError> {
+    let depth = parent.depth() + 1;
+    if depth > shared.limits.max_call_depth {
+        return Err(ToolError::new(
+            ErrorKind::CallDepthExceeded,
+            format!(
+                "tool `{}` called `{tool_name}` {depth} levels deep; the limit is {}",
+                parent.tool_name(),
+                shared.limits.max_call_depth
+            ),
+        )
+        .with_hint("do the work in fewer nested calls"));
+    }
+    let call_id: Arc<str> = Arc::from(format!("{}/{tool_name}", parent.call_id()));
+    let call = CallRef {
+        index: 0,
+        id: &call_id,
+        name: tool_name,
+        arguments: Cow::Owned(arguments),
+        idempotency_key: None,
+    };
+    let session = Session::of_context(parent);
+    let context =
+        |_: &dyn tool_core::Tool| PlannedContext::Own(parent.nested(&*call_id, tool_name));
+    let reject = |error: ToolError| {
+        tracing::info!(tool = %tool_name, call_id = %call_id, kind = %error.kind(), "nested call refused before it ran");
+        let policy = shared.output_policy(parent.session_id(), "", shared.limits.max_output_chars);
+        output::shape_error(error, &policy).0
+    };
+    let (planned, first) = shared.plan(&session, call, context).map_err(reject)?;
 
-        // The scheduler's rule, for calls a tool makes: before the gates, so that nobody is
-        // asked to approve a call that could never run.
-        let parent_alone = self
-            .registry
-            .get(parent.tool_name())
-            .is_some_and(|tool| !tool.spec().execution().parallel_safe());
-        if !planned.parallel_safe() && !parent_alone {
-            return Err(ToolError::new(
+    // The scheduler's rule, for calls a tool makes: before the gates, so that nobody is
+    // asked to approve a call that could never run.
+    let parent_alone = shared
+        .registry
+        .get(parent.tool_name())
+        .is_some_and(|tool| !tool.spec().execution().parallel_safe());
+    if !planned.parallel_safe() && !parent_alone {
+        return Err(ToolError::new(
                 ErrorKind::NestedCallRefused,
                 format!(
                     "tool `{}` runs alongside other calls and cannot call `{tool_name}`, which must run alone",
@@ -93,53 +92,52 @@ impl<D: Any + Send + Sync> Shared<D> {
                 ),
             )
             .with_hint(format!("call `{tool_name}` directly, not through another tool")));
-        }
-
-        // The gates, as for a call the model makes.
-        let (planned, first) = match self.decide(&session, &planned, false) {
-            Ok(Admitted::Run) => (planned, first),
-            Ok(Admitted::Ask(reason)) => self
-                .ask(&session, planned, first, reason)
-                .await
-                .map_err(reject)?,
-            Err(error) => return Err(reject(error)),
-        };
-
-        let span = call_span(&planned, depth, None);
-        // The scheduler's rule, as the calls come: parallel-safe ones may overlap unless they
-        // share a declared resource; any other runs alone.
-        let _turn = schedule::nested_turn(
-            parent.nested_calls(),
-            planned.parallel_safe(),
-            planned.tool.spec().resource_list(),
-        )
-        .await;
-        let Finished {
-            ended,
-            span,
-            planned,
-        } = self.run_call(planned, first, span, None, false).await;
-        let _entered = span.enter();
-        self.audit_outcome(&session, &planned, &ended);
-        let elapsed = ended.elapsed;
-        // The output policy's redaction, on the JSON the calling tool reads. Cutting and page
-        // notices shape text for a model's context: they apply when the calling tool's own
-        // output reaches the model.
-        let result = match ended.result {
-            // A nested call's output is never shaped for the model.
-            Ok(Output::Shaped(shaped)) => ToolOutput::from_serialize(&shaped.0.content),
-            Ok(Output::Raw(output)) => Ok(output::redacted(output, &self.redactor).0),
-            Err(error) => {
-                let policy = self.output_policy(
-                    parent.session_id(),
-                    tool_name,
-                    self.limits.max_output_chars,
-                );
-                Err(output::shape_error(error, &policy).0)
-            }
-        };
-        let kind = result.as_ref().err().map(|error| error.kind().as_str());
-        record_end(&span, kind, elapsed);
-        result
     }
+
+    // The gates, as for a call the model makes.
+    let (planned, first) = match shared.decide(&session, &planned, false) {
+        Ok(Admitted::Run) => (planned, first),
+        Ok(Admitted::Ask(reason)) => shared
+            .ask(&session, planned, first, reason)
+            .await
+            .map_err(reject)?,
+        Err(error) => return Err(reject(error)),
+    };
+
+    let span = call_span(&planned, depth, None);
+    // The scheduler's rule, as the calls come: parallel-safe ones may overlap unless they
+    // share a declared resource; any other runs alone.
+    let _turn = schedule::nested_turn(
+        parent.nested_calls(),
+        planned.parallel_safe(),
+        planned.tool.spec().resource_list(),
+    )
+    .await;
+    let Finished {
+        ended,
+        span,
+        planned,
+    } = shared.run_call(planned, first, span, None, false).await;
+    let _entered = span.enter();
+    shared.audit_outcome(&session, &planned, &ended);
+    let elapsed = ended.elapsed;
+    // The output policy's redaction, on the JSON the calling tool reads. Cutting and page
+    // notices shape text for a model's context: they apply when the calling tool's own
+    // output reaches the model.
+    let result = match ended.result {
+        // A nested call's output is never shaped for the model.
+        Ok(Output::Shaped(shaped)) => ToolOutput::from_serialize(&shaped.0.content),
+        Ok(Output::Raw(output)) => Ok(output::redacted(output, &shared.redactor).0),
+        Err(error) => {
+            let policy = shared.output_policy(
+                parent.session_id(),
+                tool_name,
+                shared.limits.max_output_chars,
+            );
+            Err(output::shape_error(error, &policy).0)
+        }
+    };
+    let kind = result.as_ref().err().map(|error| error.kind().as_str());
+    record_end(&span, kind, elapsed);
+    result
 }

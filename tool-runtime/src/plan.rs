@@ -15,10 +15,11 @@ use std::time::Duration;
 use tool_core::{CallContext, Tool, ToolFuture};
 
 use crate::arguments::{Arguments, CallArguments};
-use crate::call::{Session, ToolCall};
+use crate::call::ToolCall;
 use crate::gates::{AwaitedLines, CallIdentity};
 use crate::idempotency::CallKey;
 use crate::limits::Limits;
+use crate::session::Session;
 use crate::shells::contain;
 
 /// One call, ready to run: the tool and what the scheduler and the shells need to know. Its

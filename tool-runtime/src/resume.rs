@@ -11,13 +11,14 @@ use tool_core::{ErrorKind, ToolError};
 
 use crate::arguments::Arguments;
 use crate::arguments::CallArguments;
-use crate::call::{Session, ToolCall};
+use crate::call::ToolCall;
 use crate::gates::{
     Approval, AuditDecision, CallIdentity, DecisionClaims, DecisionError, DecisionKeys,
     PendingApproval, SignedDecision, decision, seal,
 };
 use crate::observation::TurnReport;
 use crate::runtime::{Answered, Runtime};
+use crate::session::Session;
 
 impl<D: Any + Send + Sync> Runtime<D> {
     /// The session's calls waiting for a person's decision, oldest first.

@@ -14,17 +14,16 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{ErrorKind, Registry, ToolError, ToolFuture, ToolSpec};
 use tracing::Instrument;
 
-use crate::builder::LeftOutTool;
-use crate::call::{Session, ToolCall};
+use crate::build_error::LeftOutTool;
+use crate::call::ToolCall;
 use crate::call_path::{Finished, RunCall, call_span};
-use crate::gates::{self, Admitted, Gates};
-use crate::idempotency::Layer;
+use crate::gates::{self, Admitted};
 use crate::limits::Limits;
 use crate::observation::{Observation, TurnReport};
-use crate::output::{artifacts::ArtifactStore, redact::Redactor};
 use crate::plan::{CallRef, Planned, PlannedContext};
 use crate::schedule::{self, Slot};
-use crate::shells::RetryPolicy;
+use crate::session::Session;
+use crate::stack::Shared;
 
 /// Runs the tool calls a model emits, for sessions whose deps are `D`.
 ///
@@ -48,24 +47,6 @@ impl<D> std::fmt::Debug for Runtime<D> {
             .field("limits", &self.shared.limits)
             .finish_non_exhaustive()
     }
-}
-
-/// What every call of a runtime shares.
-pub(crate) struct Shared<D> {
-    pub(crate) deps: Arc<D>,
-    pub(crate) registry: Registry,
-    pub(crate) limits: Limits,
-    pub(crate) retry: RetryPolicy,
-    pub(crate) redactor: Arc<Redactor>,
-    pub(crate) artifacts: Arc<dyn ArtifactStore>,
-    /// The `#[tool]`s of the program left out for needing other deps.
-    pub(crate) left_out: Vec<LeftOutTool>,
-    /// Whether the built-in `read_artifact` is offered.
-    pub(crate) artifact_tool: bool,
-    /// Scope, roles, policy, approvals and audit.
-    pub(crate) gates: Gates,
-    /// Exactly once for writes.
-    pub(crate) idempotency: Layer,
 }
 
 impl<D: Any + Send + Sync> Runtime<D> {
@@ -111,6 +92,26 @@ impl<D: Any + Send + Sync> Runtime<D> {
     /// The session deps.
     pub fn deps(&self) -> &Arc<D> {
         &self.shared.deps
+    }
+
+    /// Waits until every audit line submitted so far is durable: the lines nobody waits for
+    /// (a write's outcome, a refusal) may still be queued when a turn returns. Call it before
+    /// reading the trail (`verify_audit`) or shipping it elsewhere, and before dropping the
+    /// last clone of the runtime (a `JsonlAudit` dropped with lines queued writes them on the
+    /// dropping thread). Without an audit sink, answers at once.
+    ///
+    /// # Errors
+    ///
+    /// A line submitted since the last flush could not be made durable, a line nobody waited
+    /// for included: the trail is missing it (it may still verify, since the chain goes on
+    /// from the last line on disk). The error says how many; each lost line is reported by
+    /// one flush, so the next one answers `Ok` unless more were lost. A `JsonlAudit` that can
+    /// no longer write (its writer thread stopped) answers an error at once.
+    pub async fn flush_audit(&self) -> std::io::Result<()> {
+        match &self.shared.gates.audit {
+            Some(audit) => audit.flush().await,
+            None => Ok(()),
+        }
     }
 
     /// Runs one turn: every call gets exactly one observation, in call order.

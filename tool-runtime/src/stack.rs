@@ -26,21 +26,41 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tool_core::{SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
+use tool_core::{Registry, SessionContext, Tool, ToolError, ToolFuture, ToolInvoker};
 
 use crate::READ_ARTIFACT;
 use crate::arguments::{Arguments, CallArguments};
-use crate::call::Session;
+use crate::build_error::LeftOutTool;
 use crate::call_path::{Ended, Finished, Offload, Output, RunCall, record_end};
-use crate::gates::{Admitted, AwaitedLines, CallIdentity};
+use crate::gates::{Admitted, AskedCall, AwaitedLines, CallIdentity, Gates};
 use crate::idempotency::Layer;
-use crate::limits;
+use crate::limits::{self, Limits};
 use crate::observation::{Observation, Outcome};
+use crate::output::artifacts::ArtifactStore;
+use crate::output::redact::Redactor;
 use crate::output::{self, Policy};
 use crate::plan::{CallRef, Planned, PlannedContext};
-use crate::runtime::Shared;
-use crate::shells::{CallShells, contain};
+use crate::session::Session;
+use crate::shells::{CallShells, RetryPolicy, contain};
 use crate::validate;
+
+/// What every call of a runtime shares.
+pub(crate) struct Shared<D> {
+    pub(crate) deps: Arc<D>,
+    pub(crate) registry: Registry,
+    pub(crate) limits: Limits,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) redactor: Arc<Redactor>,
+    pub(crate) artifacts: Arc<dyn ArtifactStore>,
+    /// The `#[tool]`s of the program left out for needing other deps.
+    pub(crate) left_out: Vec<LeftOutTool>,
+    /// Whether the built-in `read_artifact` is offered.
+    pub(crate) artifact_tool: bool,
+    /// Scope, roles, policy, approvals and audit.
+    pub(crate) gates: Gates,
+    /// Exactly once for writes.
+    pub(crate) idempotency: Layer,
+}
 
 impl<D: Any + Send + Sync> Shared<D> {
     /// The context every call of one turn shares.
@@ -198,9 +218,18 @@ impl<D: Any + Send + Sync> Shared<D> {
         first: ToolFuture,
         reason: String,
     ) -> Result<(Planned<'a>, ToolFuture), ToolError> {
+        let asked = AskedCall {
+            spec: planned.tool.spec(),
+            arguments: &planned.arguments,
+            explicit_key: planned
+                .idempotency
+                .as_deref()
+                .filter(|key| key.explicit)
+                .map(|key| &*key.for_tool),
+        };
         let edited = self
             .gates
-            .ask(&planned.identity(session), &planned, reason, &self.redactor)
+            .ask(&planned.identity(session), &asked, reason, &self.redactor)
             .await?;
         match edited {
             None => Ok((planned, first)),

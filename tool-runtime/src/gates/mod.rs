@@ -1,8 +1,10 @@
 //! The gates: whether a planned call may run at all, decided before its tool is first polled.
 //!
 //! ```text
-//! scope -> roles -> (arguments validated) -> policy -> approval -> shells
+//! admit (scope -> roles) -> validate -> gate (policy -> approval) -> idempotency -> shells
 //! ```
+//!
+//! The order is the stack's (`stack.rs`), where it is written once.
 //!
 //! Every call passes them, top-level, nested through `ctx.call_tool` or resumed after a
 //! decision. A deny (scope, role or policy) is final: nothing turns it into an allow, and an
@@ -18,7 +20,6 @@ pub(crate) mod decision;
 mod path;
 mod policy;
 mod policy_file;
-mod scope;
 pub(crate) mod seal;
 
 use std::collections::HashMap;
@@ -37,17 +38,15 @@ pub(crate) use breaker::Breaker;
 pub(crate) use decision::DecisionClaims;
 pub use decision::{
     ApprovalStore, DecisionError, DecisionKeys, MemoryApprovalStore, PendingApproval,
-    SignedDecision,
+    SealedArguments, SignedDecision,
 };
-pub(crate) use path::edit_refused;
+pub(crate) use path::{AskedCall, edit_refused};
 pub use policy::{Action, Compare, Policy};
 pub use policy_file::PolicyFileError;
-pub use scope::{__labels_unique, Scope};
-pub use seal::SealedArguments;
 
 use crate::arguments::CallArguments;
-use crate::call::Session;
 use crate::output::redact::Redactor;
+use crate::session::Session;
 
 /// What the gates of one runtime need.
 pub(crate) struct Gates {
@@ -421,28 +420,6 @@ fn log_failed(identity: &CallIdentity<'_>, mut ticket: AuditTicket) {
 fn unavailable(identity: &CallIdentity<'_>, error: &std::io::Error) -> ToolError {
     tracing::error!(%error, tool = identity.tool, "the audit line could not be written; the call is refused");
     audit_unavailable()
-}
-
-impl<D> crate::Runtime<D> {
-    /// Waits until every audit line submitted so far is durable: the lines nobody waits for
-    /// (a write's outcome, a refusal) may still be queued when a turn returns. Call it before
-    /// reading the trail (`verify_audit`) or shipping it elsewhere, and before dropping the
-    /// last clone of the runtime (a `JsonlAudit` dropped with lines queued writes them on the
-    /// dropping thread). Without an audit sink, answers at once.
-    ///
-    /// # Errors
-    ///
-    /// A line submitted since the last flush could not be made durable, a line nobody waited
-    /// for included: the trail is missing it (it may still verify, since the chain goes on
-    /// from the last line on disk). The error says how many; each lost line is reported by
-    /// one flush, so the next one answers `Ok` unless more were lost. A `JsonlAudit` that can
-    /// no longer write (its writer thread stopped) answers an error at once.
-    pub async fn flush_audit(&self) -> std::io::Result<()> {
-        match &self.shared.gates.audit {
-            Some(audit) => audit.flush().await,
-            None => Ok(()),
-        }
-    }
 }
 
 /// A denial the model can act on.

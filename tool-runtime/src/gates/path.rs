@@ -5,14 +5,22 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 use serde_json::Value;
-use tool_core::{ErrorKind, ToolError};
+use tool_core::{ErrorKind, ToolError, ToolSpec};
 
-use super::decision::PendingApproval;
-use super::seal::{self, SealedArguments};
+use super::decision::{PendingApproval, SealedArguments};
+use super::seal;
 use super::{Approval, ApprovalRequest, AuditDecision, CallIdentity, Gates, denied, redact_value};
 use crate::arguments::CallArguments;
 use crate::output::redact::Redactor;
-use crate::plan::Planned;
+
+/// What the approval gate reads of a planned call.
+pub(crate) struct AskedCall<'a, 'p> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) arguments: &'a CallArguments<'p>,
+    /// The key the caller supplied, kept with a pending request so the resumed call runs
+    /// under it.
+    pub(crate) explicit_key: Option<&'a str>,
+}
 
 /// An approver's edit that fails validation: a denial naming the field.
 pub(crate) fn edit_refused(error: ToolError) -> ToolError {
@@ -39,13 +47,13 @@ impl Gates {
     pub(crate) async fn ask(
         &self,
         identity: &CallIdentity<'_>,
-        plan: &Planned<'_>,
+        plan: &AskedCall<'_, '_>,
         reason: String,
         redactor: &Redactor,
     ) -> Result<Option<Value>, ToolError> {
         let gates = self;
         let session = identity.session;
-        let spec = plan.tool.spec();
+        let spec = plan.spec;
         let arguments = plan.arguments.value().clone();
         let digest = plan.arguments.digest().to_owned();
         let refuse = |decision: AuditDecision, why: &str| {
@@ -161,7 +169,7 @@ impl Gates {
     async fn defer(
         &self,
         identity: &CallIdentity<'_>,
-        plan: &Planned<'_>,
+        plan: &AskedCall<'_, '_>,
         arguments: Value,
         digest: String,
         request: ApprovalRequest,
@@ -194,13 +202,9 @@ impl Gates {
             sealed_arguments: SealedArguments::from(String::new()),
             arguments_digest: digest.clone(),
             reason: reason.clone(),
-            risk: plan.tool.spec().risk(),
+            risk: plan.spec.risk(),
             preview,
-            idempotency_key: plan
-                .idempotency
-                .as_ref()
-                .filter(|key| key.explicit)
-                .map(|key| key.for_tool.to_string()),
+            idempotency_key: plan.explicit_key.map(str::to_owned),
         };
         let not_requested = || {
             ToolError::new(

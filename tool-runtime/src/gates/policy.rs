@@ -25,8 +25,9 @@ use serde_json::Value;
 use tool_core::{RiskLevel, ToolSpec};
 
 use crate::arguments::CallArguments;
-use crate::builder::BuildError;
-use crate::call::Principal;
+use crate::build_error::BuildError;
+pub use crate::build_error::Compare;
+use crate::session::Principal;
 
 mod fields;
 
@@ -54,59 +55,6 @@ impl Action {
 }
 
 impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How a rule compares an argument with its value.
-///
-/// No comparison, `ne` included, matches an argument that is absent or `null`. When the
-/// runtime is built, the value must be able to compare with the field as the tool's input
-/// schema describes it (see [`Policy::rule_field`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Compare {
-    /// Equal (numbers by value: `1` equals `1.0`; anything else as JSON).
-    Eq,
-    /// Not equal.
-    Ne,
-    /// Greater than (numbers), or after (strings).
-    Gt,
-    /// Greater than or equal.
-    Ge,
-    /// Less than.
-    Lt,
-    /// Less than or equal.
-    Le,
-    /// The argument is one of the values of an array (equal as with `Eq`).
-    In,
-    /// The argument (a string or an array) contains the value: a part of the string, or an
-    /// item of the array (equal as with `Eq`).
-    Contains,
-    /// The argument is present and not null.
-    Present,
-}
-
-impl Compare {
-    /// The name a policy file gives it: `eq`, `ne`, `gt`, `ge`, `lt`, `le`, `in`, `contains`,
-    /// `present`.
-    pub const fn as_str(&self) -> &'static str {
-        match self {
-            Compare::Eq => "eq",
-            Compare::Ne => "ne",
-            Compare::Gt => "gt",
-            Compare::Ge => "ge",
-            Compare::Lt => "lt",
-            Compare::Le => "le",
-            Compare::In => "in",
-            Compare::Contains => "contains",
-            Compare::Present => "present",
-        }
-    }
-}
-
-impl fmt::Display for Compare {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }

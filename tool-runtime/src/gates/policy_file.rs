@@ -439,7 +439,7 @@ mod tests {
     use tool_core::{RiskLevel, ToolSpec};
 
     use super::*;
-    use crate::call::Principal;
+    use crate::session::Principal;
 
     fn parse(text: &str) -> Policy {
         match Policy::from_toml_str(text) {

@@ -16,43 +16,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use hmac::{Hmac, Mac};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
 
-use super::decision::{DecisionError, DecisionKeys, PendingApproval};
+use super::decision::{DecisionError, DecisionKeys, PendingApproval, SealedArguments};
 
 /// The label the sealing key is derived under: a signing secret never keys two algorithms.
 const KEY_LABEL: &[u8] = b"tool-runtime pending approval seal v1";
-
-/// The arguments of a pending call, sealed: opaque text only a runtime holding the same
-/// [`DecisionKeys`] can open, and only for the request it was sealed for.
-///
-/// `Debug` shows its length, never its content.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SealedArguments(String);
-
-impl std::fmt::Debug for SealedArguments {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SealedArguments({} chars)", self.0.len())
-    }
-}
-
-impl SealedArguments {
-    /// The sealed text, as stored.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// The sealed text read back from a store of one's own: it opens only if it is what the
-/// runtime sealed.
-impl From<String> for SealedArguments {
-    fn from(text: String) -> Self {
-        Self(text)
-    }
-}
 
 /// The associated data of a pending request's seal: every field of the request but the seal
 /// itself, so what a person reads (the redacted arguments, the reason, the preview, the risk)
@@ -122,7 +92,7 @@ pub(crate) fn seal(
         .map_err(|_| DecisionError::Malformed("the arguments could not be sealed".to_owned()))?;
     let mut body = nonce.to_vec();
     body.extend_from_slice(&sealed);
-    pending.sealed_arguments = SealedArguments(format!(
+    pending.sealed_arguments = SealedArguments::from(format!(
         "v1.{}.{}",
         URL_SAFE_NO_PAD.encode(kid.as_bytes()),
         URL_SAFE_NO_PAD.encode(body)
@@ -136,7 +106,7 @@ pub(crate) fn seal(
 /// key dropped from the [`DecisionKeys`] opens nothing more).
 pub(crate) fn open(keys: &DecisionKeys, pending: &PendingApproval) -> Result<Value, DecisionError> {
     let malformed = |why: &str| DecisionError::Malformed(format!("sealed arguments: {why}"));
-    let mut parts = pending.sealed_arguments.0.splitn(3, '.');
+    let mut parts = pending.sealed_arguments.as_str().splitn(3, '.');
     let (Some("v1"), Some(kid), Some(body)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(malformed("not a sealed value this runtime makes"));
     };
@@ -181,7 +151,7 @@ mod tests {
             tool: "t".into(),
             version: None,
             arguments: json!({ "api_key": "[REDACTED:openai_api_key]" }),
-            sealed_arguments: SealedArguments(String::new()),
+            sealed_arguments: SealedArguments::from(String::new()),
             arguments_digest: "d".into(),
             reason: "writes ask".into(),
             risk: RiskLevel::Write,
@@ -232,7 +202,7 @@ mod tests {
             .pop()
             .map_or('A', |last| if last == 'A' { 'B' } else { 'A' });
         text.push(last);
-        tampered.sealed_arguments = SealedArguments(text);
+        tampered.sealed_arguments = SealedArguments::from(text);
         assert!(open(&keys, &tampered).is_err());
         // Two seals of the same arguments differ (a fresh nonce each).
         assert_ne!(

@@ -32,7 +32,7 @@ pub use store::{
 };
 
 use crate::arguments::CallArguments;
-use crate::call::Session;
+use crate::session::Session;
 
 /// What a call that finds its key held by a running execution gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -15,6 +15,6 @@
 mod store;
 mod token;
 
-pub use store::{ApprovalStore, MemoryApprovalStore, PendingApproval};
+pub use store::{ApprovalStore, MemoryApprovalStore, PendingApproval, SealedArguments};
 pub(crate) use token::{DecisionClaims, sign, verify};
 pub use token::{DecisionError, DecisionKeys, SignedDecision};

@@ -10,7 +10,6 @@ use serde_json::Value;
 use tool_core::{BoxFuture, RiskLevel};
 
 use crate::gates::approval::Preview;
-use crate::gates::seal::SealedArguments;
 
 /// A call waiting for a person's decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,6 +187,35 @@ impl MemoryApprovalStore {
             .iter()
             .position(|kept| kept.session == session && kept.request_id == request_id)?;
         requests.remove(index)
+    }
+}
+
+/// The arguments of a pending call, sealed: opaque text only a runtime holding the same
+/// [`DecisionKeys`](crate::DecisionKeys) can open, and only for the request it was sealed for.
+///
+/// `Debug` shows its length, never its content.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SealedArguments(String);
+
+impl std::fmt::Debug for SealedArguments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SealedArguments({} chars)", self.0.len())
+    }
+}
+
+impl SealedArguments {
+    /// The sealed text, as stored.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The sealed text read back from a store of one's own: it opens only if it is what the
+/// runtime sealed.
+impl From<String> for SealedArguments {
+    fn from(text: String) -> Self {
+        Self(text)
     }
 }
 
