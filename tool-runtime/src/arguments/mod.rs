@@ -60,12 +60,32 @@ impl From<Value> for Arguments {
 
 /// The arguments of one planned call, read by every stage from one value.
 pub(crate) struct CallArguments<'a> {
-    sent: Cow<'a, Arguments>,
+    sent: Sent<'a>,
     /// The tool's canonical input schema.
     schema: &'a Value,
-    parsed: OnceLock<Parsed<'a>>,
-    canonical: OnceLock<Value>,
-    digest: OnceLock<String>,
+    // Boxed, each made when a stage first needs it: a planned call moves between the turn's
+    // lists and its future, and most never parse, canonicalize or digest.
+    parsed: OnceLock<Box<Parsed<'a>>>,
+    canonical: OnceLock<Box<Value>>,
+    digest: OnceLock<Box<str>>,
+}
+
+/// The arguments as sent, or as a person edited them (boxed: an edit is rare, and a planned
+/// call is moved about).
+enum Sent<'a> {
+    Borrowed(&'a Arguments),
+    Edited(Box<Arguments>),
+}
+
+impl std::ops::Deref for Sent<'_> {
+    type Target = Arguments;
+
+    fn deref(&self) -> &Arguments {
+        match self {
+            Sent::Borrowed(sent) => sent,
+            Sent::Edited(edited) => edited,
+        }
+    }
 }
 
 /// The value, once parsed.
@@ -80,7 +100,10 @@ struct Parsed<'a> {
 impl<'a> CallArguments<'a> {
     pub(crate) fn new(sent: Cow<'a, Arguments>, schema: &'a Value) -> Self {
         Self {
-            sent,
+            sent: match sent {
+                Cow::Borrowed(sent) => Sent::Borrowed(sent),
+                Cow::Owned(edited) => Sent::Edited(Box::new(edited)),
+            },
             schema,
             parsed: OnceLock::new(),
             canonical: OnceLock::new(),
@@ -114,14 +137,14 @@ impl<'a> CallArguments<'a> {
     /// mean the same), nested objects alike.
     pub(crate) fn canonical(&self) -> &Value {
         self.canonical
-            .get_or_init(|| canonical_at(self.schema, self.schema, self.value(), 0))
+            .get_or_init(|| Box::new(canonical_at(self.schema, self.schema, self.value(), 0)))
     }
 
     /// The digest of the canonical form (SHA-256 of its canonical JSON, keys sorted): what
     /// the idempotency key, the audit trail and an approval request name the arguments by.
     pub(crate) fn digest(&self) -> &str {
         self.digest
-            .get_or_init(|| digest::arguments_digest(self.canonical()))
+            .get_or_init(|| digest::arguments_digest(self.canonical()).into_boxed_str())
     }
 
     /// The field at a dotted path, as the canonical form has it: without building that form
@@ -173,19 +196,21 @@ impl<'a> CallArguments<'a> {
     }
 
     fn parsed(&self) -> &Parsed<'a> {
-        self.parsed.get_or_init(|| match &self.sent {
-            Cow::Borrowed(sent) => parse(sent),
-            // Edited arguments: the value is its own.
-            Cow::Owned(sent) => {
-                let Parsed {
-                    value,
-                    for_the_tool,
-                } = parse(sent);
-                Parsed {
-                    value: Cow::Owned(value.into_owned()),
-                    for_the_tool,
+        self.parsed.get_or_init(|| {
+            Box::new(match &self.sent {
+                Sent::Borrowed(sent) => parse(sent),
+                // Edited arguments: the value is its own.
+                Sent::Edited(sent) => {
+                    let Parsed {
+                        value,
+                        for_the_tool,
+                    } = parse(sent);
+                    Parsed {
+                        value: Cow::Owned(value.into_owned()),
+                        for_the_tool,
+                    }
                 }
-            }
+            })
         })
     }
 }
