@@ -16,7 +16,7 @@ struct Turn {
 }
 
 async fn run_transcript() -> Vec<TurnReport> {
-    let text = include_str!("../../examples/transcripts/support_desk.json");
+    let text = include_str!("../../../examples/transcripts/support_desk.json");
     let transcript: Transcript = match serde_json::from_str(text) {
         Ok(transcript) => transcript,
         Err(error) => panic!("transcript: {error}"),
