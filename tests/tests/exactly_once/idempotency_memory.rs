@@ -1,14 +1,15 @@
-//! The memory store through the runtime: a write stopped mid-flight leaves an abandoned claim,
-//! and a repeat is told so at once (`outcome_unknown`) instead of waiting for a run that no
-//! longer exists.
+//! The memory store through the runtime: a copy waiting for a write that its timeout stops is
+//! woken by the abandoned claim itself (not by a poll), and told `outcome_unknown` at once.
+//! A repeat arriving later is told so on every store (`layer.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
+use tests::report::only;
 use tokio::time::Instant;
-use tool_runtime::{RetryPolicy, RunContext, Runtime, Session, ToolCall, TurnReport, tool, tools};
+use tool_runtime::{RetryPolicy, RunContext, Runtime, Session, ToolCall, tool, tools};
 
 /// How often the write started.
 #[derive(Default)]
@@ -49,74 +50,6 @@ fn call(id: &str) -> [ToolCall; 1] {
     [ToolCall::new(id, "slow_write", json!({ "millis": 200 }))]
 }
 
-fn kind(report: &TurnReport) -> Option<&str> {
-    report.observations()[0].error_kind()
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_repeat_of_a_write_stopped_by_its_timeout_is_told_its_outcome_is_unknown_at_once() {
-    let (runtime, started) = build();
-    let session = Session::new("s");
-    let first = runtime.execute(&session, call("1")).await;
-    assert_eq!(kind(&first), Some("timeout"));
-    assert_eq!(started.load(Ordering::SeqCst), 1);
-
-    let asked = Instant::now();
-    let again = runtime.execute(&session, call("2")).await;
-    let waited = asked.elapsed();
-    assert_eq!(
-        kind(&again),
-        Some("outcome_unknown"),
-        "answered after {waited:?}"
-    );
-    assert!(
-        waited < Duration::from_millis(1),
-        "answered at once, not after the wait: {waited:?}"
-    );
-    let error = again.observations()[0].error().expect("an error");
-    assert!(
-        error.message().contains("may have done its work"),
-        "{}",
-        error.message()
-    );
-    assert!(
-        error.message().contains("idempotency window ends"),
-        "says when it may run again: {}",
-        error.message()
-    );
-    assert!(
-        error.message().contains("in 59 s") || error.message().contains("in 60 s"),
-        "{}",
-        error.message()
-    );
-    let hint = error.hint().expect("a hint");
-    assert!(hint.contains("took effect"), "{hint}");
-    let left = error
-        .details()
-        .and_then(|details| details["expires_in_ms"].as_u64())
-        .expect("expires_in_ms");
-    assert!((59_000..=60_000).contains(&left), "{left} ms left");
-
-    // The same call resumed under its own id does not take the claim over either, even long
-    // after its run could still be going: that run may have done its work.
-    for after in [0, 5] {
-        tokio::time::advance(Duration::from_secs(after)).await;
-        let resumed = runtime.execute(&session, call("1")).await;
-        assert_eq!(kind(&resumed), Some("outcome_unknown"), "after {after} s");
-    }
-    assert_eq!(started.load(Ordering::SeqCst), 1, "nothing ran again");
-
-    // The window over, the call runs again.
-    tokio::time::advance(Duration::from_secs(55)).await;
-    let later = runtime.execute(&session, call("3")).await;
-    assert_eq!(
-        kind(&later),
-        Some("timeout"),
-        "it ran (and timed out again)"
-    );
-    assert_eq!(started.load(Ordering::SeqCst), 2);
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_copy_waiting_when_the_first_run_times_out_is_told_at_once() {
     let (runtime, started) = build();
@@ -128,9 +61,9 @@ async fn a_copy_waiting_when_the_first_run_times_out_is_told_at_once() {
         (report, asked.elapsed())
     };
     let (first, (copy, waited)) = tokio::join!(runtime.execute(&session, call("1")), copy);
-    assert_eq!(kind(&first), Some("timeout"));
+    assert_eq!(only(&first).error_kind(), Some("timeout"));
     assert_eq!(
-        kind(&copy),
+        only(&copy).error_kind(),
         Some("outcome_unknown"),
         "answered after {waited:?}"
     );
