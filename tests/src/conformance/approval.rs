@@ -60,7 +60,7 @@ impl Stores {
 
 /// Runs every scenario of this module against one store: one test each, named after it.
 ///
-/// ```ignore
+/// ```text
 /// mod memory {
 ///     tests::approval_store_scenarios!(
 ///         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

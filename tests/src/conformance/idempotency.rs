@@ -72,7 +72,7 @@ impl Stores {
 
 /// Runs every scenario of this module against one store: one test each, named after it.
 ///
-/// ```ignore
+/// ```text
 /// mod memory {
 ///     tests::idempotency_store_scenarios!(
 ///         #[tokio::test(start_paused = true)]
