@@ -7,7 +7,9 @@
 //! refused with `nested_call_refused`, so it never overlaps the other calls of the batch. A
 //! tool that runs alone may call any tool; its nested calls are ordered among themselves as
 //! the scheduler orders a turn: parallel-safe ones may overlap unless they share a declared
-//! resource, any other runs alone.
+//! resource, any other runs alone. The locks are those of the calls of one turn (or of one
+//! calling tool's calls, a level deeper): a nested call does not wait for a top-level call of
+//! its batch that declares the same resource.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -119,8 +121,7 @@ async fn run_nested<D: Any + Send + Sync>(
         planned,
     } = shared.run_call(planned, first, span, None, false).await;
     let _entered = span.enter();
-    shared.audit_outcome(&session, &planned, &ended);
-    let elapsed = ended.elapsed;
+    let (elapsed, attempts) = (ended.elapsed, ended.attempts);
     // The output policy's redaction, on the JSON the calling tool reads. Cutting and page
     // notices shape text for a model's context: they apply when the calling tool's own
     // output reaches the model.
@@ -138,6 +139,7 @@ async fn run_nested<D: Any + Send + Sync>(
         }
     };
     let kind = result.as_ref().err().map(|error| error.kind().as_str());
+    shared.audit_outcome(&session, &planned, attempts, kind);
     record_end(&span, kind, elapsed);
     result
 }

@@ -1,12 +1,5 @@
-//! Planning one call: look the tool up, check the argument limits, parse and validate the
-//! arguments and build the context, before anything runs.
-//!
-//! The arguments are checked against the tool's schema after the tool has parsed them
-//! (`Tool::prepare`): a call serde refuses gets serde's error, which names the Rust type and
-//! never pays for a second check; the schema check then catches only what parsing lets
-//! through (a bound, a length, a pattern, a repeated item, a field a nested struct would
-//! drop). For a tool whose parsing checks everything its schema says, the check is one look
-//! at its spec. The prepared future is dropped unpolled when the check fails: nothing ran.
+//! A planned call: what stages 1 and 2 of the stack (`stack.rs`) make of a call, and what the
+//! later stages, the scheduler and the shells read of it.
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -14,9 +14,9 @@
 //!    only, for the calling tool);
 //! 9. **audit outcome**: the line of an executed write's outcome ([`Shared::audit_outcome`]).
 //!
-//! Stages 4 to 8 run inside the call's future ([`RunCall`]), polled by the drivers: the turn's
-//! (`runtime.rs`: the asks in call order, scheduling, batching) and the nested one
-//! (`nested.rs`). A stage with nothing to do costs nothing: a read-only call without rules
+//! Stages 4 to 7 run inside the call's future ([`RunCall`]), and stage 8 too for a large
+//! output (shaped on the blocking pool); the drivers poll it: the turn's (`runtime.rs`: the
+//! asks in call order, scheduling, batching) and the nested one (`nested.rs`). A stage with nothing to do costs nothing: a read-only call without rules
 //! never parses its arguments twice, asks nobody, claims nothing and writes no line.
 
 use std::any::Any;
@@ -274,20 +274,21 @@ impl<D: Any + Send + Sync> Shared<D> {
     /// Stage 9, the audit of the outcome: the line of an executed write's outcome (`success` or the error's
     /// kind). Only a write that ran has one: a replay or a refusal by the idempotency layer
     /// ran nothing.
-    pub(crate) fn audit_outcome(&self, session: &Session, planned: &Planned<'_>, ended: &Ended) {
-        if self.gates.audit.is_none()
-            || planned.tool.spec().execution().read_only
-            || ended.attempts == 0
+    /// `attempts`: how many times the tool ran; `error`: the kind of the error it ended with,
+    /// once shaped.
+    pub(crate) fn audit_outcome(
+        &self,
+        session: &Session,
+        planned: &Planned<'_>,
+        attempts: u32,
+        error: Option<&str>,
+    ) {
+        if self.gates.audit.is_none() || planned.tool.spec().execution().read_only || attempts == 0
         {
             return;
         }
-        let outcome = ended
-            .result
-            .as_ref()
-            .err()
-            .map_or("success", |error| error.kind().as_str());
         self.gates
-            .record_outcome(&planned.identity(session), outcome);
+            .record_outcome(&planned.identity(session), error.unwrap_or("success"));
     }
 
     /// The output policy for a call of `tool` whose output may reach `max_chars`.
@@ -404,8 +405,13 @@ impl<D: Any + Send + Sync> Shared<D> {
             ended,
             span,
         } = finished;
-        self.audit_outcome(session, &planned, &ended);
         let observation = span.in_scope(|| self.observe(&planned, ended, Some(batch)));
+        self.audit_outcome(
+            session,
+            &planned,
+            observation.attempts(),
+            observation.error_kind(),
+        );
         record_end(&span, observation.error_kind(), observation.elapsed);
         (planned.index, observation)
     }

@@ -164,7 +164,7 @@ impl<'a> CallArguments<'a> {
                 current = current.get(name)?;
                 continue;
             }
-            let object = resolve(root, schema);
+            let object = follow(root, schema);
             let field_schema = property_of(object, name);
             current = match current.as_object()?.get(name) {
                 Some(Value::Null) if dropped_when_null(root, object, name, field_schema) => {
@@ -221,10 +221,16 @@ fn parse(sent: &Arguments) -> Parsed<'_> {
             value: Cow::Owned(Value::Object(Map::new())),
             for_the_tool: true,
         },
-        Arguments::Value(value) => Parsed {
-            value: integers_of_integral_floats(value),
-            for_the_tool: true,
-        },
+        Arguments::Value(value) => {
+            let value = integers_of_integral_floats(value);
+            // The tool reads what was sent: its own parsing reads an integral float where it
+            // wants an integer, and keeps it a float where it wants one.
+            let for_the_tool = matches!(value, Cow::Borrowed(_));
+            Parsed {
+                value,
+                for_the_tool,
+            }
+        }
         Arguments::Json(text) => {
             let text = text.trim();
             if text.is_empty() || text == "null" {
@@ -379,7 +385,7 @@ fn canonical_at(root: &Value, schema: &Value, value: &Value, depth: usize) -> Va
     if depth > 64 {
         return value.clone();
     }
-    let schema = resolve(root, schema);
+    let schema = follow(root, schema);
     match value {
         Value::Object(fields) => {
             let properties = schema.get("properties").and_then(Value::as_object);
@@ -437,11 +443,30 @@ fn dropped_when_null(root: &Value, object: &Value, name: &str, field_schema: &Va
     !required && default_of(root, field_schema).is_none()
 }
 
-/// A field's default, when it has one that is not `null`.
+/// A field's default, when it has one that is not `null`: the one written nearest the field
+/// (beside a `$ref`, before the definition's own).
 fn default_of<'s>(root: &'s Value, field_schema: &'s Value) -> Option<&'s Value> {
-    resolve(root, field_schema)
-        .get("default")
-        .filter(|default| !default.is_null())
+    let mut current = field_schema;
+    for _ in 0..8 {
+        if let Some(default) = current.get("default") {
+            return Some(default).filter(|default| !default.is_null());
+        }
+        current = ref_target(root, current)?;
+    }
+    None
+}
+
+/// A schema with its local references followed, whatever else is written beside them: what
+/// the canonical form reads (properties, required fields, defaults) is the definition's.
+fn follow<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+    let mut current = schema;
+    for _ in 0..8 {
+        match ref_target(root, current) {
+            Some(target) => current = target,
+            None => break,
+        }
+    }
+    current
 }
 
 /// The value at a dotted path of object keys.
@@ -473,7 +498,8 @@ pub(crate) fn ref_target<'s>(root: &'s Value, schema: &Value) -> Option<&'s Valu
 }
 
 /// A schema with its local references followed while it is nothing but one (and annotations):
-/// schemars' `{"$ref": "#/$defs/Name", "description": ...}`.
+/// schemars' `{"$ref": "#/$defs/Name", "description": ...}`. What validation's messages
+/// describe; the canonical form follows every reference ([`follow`]).
 pub(crate) fn resolve<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
     let mut current = schema;
     for _ in 0..8 {
@@ -625,6 +651,48 @@ mod tests {
         assert_ne!(absent.digest(), null.digest());
         assert_eq!(absent.field("cap").as_deref(), Some(&json!(500)));
         assert_eq!(null.field("cap").as_deref(), Some(&Value::Null));
+    }
+
+    #[test]
+    fn a_tool_reads_a_value_as_it_was_sent_when_its_numbers_were_changed_for_the_stages() {
+        let sent = Arguments::Value(json!({"ratio": 2.0, "zero": -0.0}));
+        let arguments = CallArguments::new(Cow::Borrowed(&sent), &Value::Null);
+        arguments.parse();
+        assert!(arguments.value()["ratio"].is_u64());
+        match arguments.for_tool() {
+            ToolArgs::Parsed(value) => {
+                assert!(value["ratio"].is_f64());
+                assert!(value["zero"].is_f64());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_reference_with_siblings_and_a_default_beside_a_reference_are_followed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "home": {"$ref": "#/$defs/Addr", "unevaluatedProperties": false},
+                "work": {"$ref": "#/$defs/Addr", "default": {"street": "main", "country": "DE"}},
+            },
+            "$defs": {"Addr": {"type": "object", "properties": {
+                "street": {"type": "string"},
+                "country": {"type": "string", "default": "FR"},
+            }}}
+        });
+        let sent = Arguments::Value(json!({"home": {"street": "x"}}));
+        let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
+        assert_eq!(
+            arguments.field("home.country").as_deref(),
+            Some(&json!("FR"))
+        );
+        assert_eq!(
+            arguments.field("work.country").as_deref(),
+            Some(&json!("DE"))
+        );
+        assert_eq!(arguments.canonical()["home"]["country"], "FR");
+        assert_eq!(arguments.canonical()["work"]["country"], "DE");
     }
 
     #[test]

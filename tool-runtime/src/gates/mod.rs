@@ -461,6 +461,18 @@ pub(crate) fn restore_redacted(edited: Value, original: &Value, redactor: &Redac
             fields
                 .into_iter()
                 .map(|(key, item)| {
+                    // A key left as shown is the key it stands for, when it stands for one.
+                    let key = if originals.contains_key(&key) {
+                        key
+                    } else {
+                        let mut stands_for = originals
+                            .keys()
+                            .filter(|original| redactor.redact(original).0 == key.as_str());
+                        match (stands_for.next(), stands_for.next()) {
+                            (Some(original), None) => original.clone(),
+                            _ => key,
+                        }
+                    };
                     let item = match originals.get(&key) {
                         Some(original) => restore_redacted(item, original, redactor),
                         None => item,
@@ -499,6 +511,9 @@ pub(crate) fn placeholder_left(edited: &Value, original: &Value) -> Option<Strin
                     .map(|(index, item)| (child(&index.to_string()), item)),
             ),
             Value::Object(fields) => {
+                if fields.keys().any(|name| name.contains(PLACEHOLDER)) {
+                    return Some(path);
+                }
                 stack.extend(fields.iter().map(|(name, item)| (child(name), item)));
             }
             _ => {}
@@ -531,6 +546,32 @@ mod tests {
 
     use super::{placeholder_left, redact_value, restore_redacted};
     use crate::output::redact::Redactor;
+
+    #[test]
+    fn an_edit_that_left_a_redacted_key_as_shown_runs_with_the_key() {
+        let redactor = Redactor::default();
+        let secret = "sk-proj-aaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let original = json!({ "labels": { secret: "prod" }, "note": "x" });
+        let mut edited = redact_value(&original, &redactor);
+        edited["note"] = json!("y");
+        let kept = restore_redacted(edited, &original, &redactor);
+        assert_eq!(kept, json!({ "labels": { secret: "prod" }, "note": "y" }));
+        assert_eq!(placeholder_left(&kept, &original), None);
+    }
+
+    #[test]
+    fn a_redacted_key_that_stands_for_two_secrets_is_refused_in_an_edit() {
+        let redactor = Redactor::default();
+        let first = "sk-proj-aaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let second = "sk-proj-bbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+        let original = json!({ "labels": { first: "prod", second: "dev" } });
+        let edited = redact_value(&original, &redactor);
+        let kept = restore_redacted(edited, &original, &redactor);
+        assert_eq!(
+            placeholder_left(&kept, &original).as_deref(),
+            Some("labels")
+        );
+    }
 
     #[test]
     fn a_secret_used_as_a_key_is_redacted_as_a_string_is() {
