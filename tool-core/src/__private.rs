@@ -19,6 +19,10 @@ pub use ::std::sync::{Arc, OnceLock};
 pub use ::std::time::Duration;
 pub use ::std::vec::Vec;
 
+pub use crate::args::params::{
+    FieldError, FieldInput, ParamSlots, ParamTable, missing_param, params_incomplete, parse_params,
+    read_param,
+};
 pub use crate::args::parse_args;
 use crate::context::RunContext;
 pub use crate::context::{CallContext, DepsType, FromCallContext};
@@ -26,7 +30,7 @@ use crate::error::ErrorKind;
 pub use crate::error::ToolError;
 pub use crate::page::{IsPage, Page};
 pub use crate::registry::{ToolDef, ToolRegistration};
-pub use crate::schema::{input_schema_for, output_schema_for};
+pub use crate::schema::{input_schema_for, input_schema_from, output_schema_for};
 pub use crate::spec::{
     OutputPolicy, RiskLevel, SourceLocation, ToolExample, ToolExecution, ToolHints, ToolSpec,
 };

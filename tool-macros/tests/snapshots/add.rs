@@ -18,15 +18,8 @@ impl add {
 }
 #[allow(non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
 const _: () = {
-    #[derive(
-        ::tool_runtime::__private::serde::Deserialize,
-        ::tool_runtime::__private::schemars::JsonSchema
-    )]
-    #[serde(
-        crate = "::tool_runtime::__private::serde",
-        deny_unknown_fields,
-        bound(deserialize = "__T0: ::tool_runtime::__private::ParamDeserialize")
-    )]
+    #[derive(::tool_runtime::__private::schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
     #[schemars(
         crate = "::tool_runtime::__private::schemars",
         bound = "__T0: ::tool_runtime::__private::ParamSchema"
@@ -34,16 +27,74 @@ const _: () = {
     struct __ToolArgs<__T0> {
         cursor: __T0,
     }
+    struct __ToolSlots<__T0>(::tool_runtime::__private::Option<__T0>);
+    const __TOOL_PARAMS: ::tool_runtime::__private::ParamTable = ::tool_runtime::__private::ParamTable {
+        keys: &["cursor"],
+        params: &[0usize],
+        names: &["cursor"],
+    };
+    impl<
+        __T0: ::tool_runtime::__private::ParamDeserialize,
+    > ::tool_runtime::__private::ParamSlots for __ToolSlots<__T0> {
+        fn set(
+            &mut self,
+            __index: usize,
+            __input: ::tool_runtime::__private::FieldInput<'_>,
+        ) -> ::tool_runtime::__private::Result<
+            (),
+            ::tool_runtime::__private::FieldError,
+        > {
+            match __index {
+                0 => ::tool_runtime::__private::read_param(&mut self.0, __input),
+                _ => ::tool_runtime::__private::Result::Ok(()),
+            }
+        }
+        fn finish(
+            &mut self,
+        ) -> ::tool_runtime::__private::Result<
+            (),
+            ::tool_runtime::__private::serde_json::Error,
+        > {
+            if self.0.is_none() {
+                self.0 = ::tool_runtime::__private::Option::Some(
+                    ::tool_runtime::__private::missing_param("cursor")?,
+                );
+            }
+            ::tool_runtime::__private::Result::Ok(())
+        }
+        fn clear(&mut self) {
+            self.0 = ::tool_runtime::__private::Option::None;
+        }
+    }
     fn __tool_parse<__T0: ::tool_runtime::__private::ParamDeserialize>(
         __args: ::tool_runtime::__private::ToolArgs<'_>,
     ) -> ::tool_runtime::__private::Result<
         __ToolArgs<__T0>,
         ::tool_runtime::__private::ToolError,
     > {
-        ::tool_runtime::__private::parse_args(__args)
+        let mut __slots = __ToolSlots::<__T0>(::tool_runtime::__private::Option::None);
+        ::tool_runtime::__private::parse_params(__args, &__TOOL_PARAMS, &mut __slots)?;
+        match __slots {
+            __ToolSlots(::tool_runtime::__private::Option::Some(__value0)) => {
+                ::tool_runtime::__private::Result::Ok(__ToolArgs { cursor: __value0 })
+            }
+            #[allow(unreachable_patterns)]
+            _ => {
+                ::tool_runtime::__private::Result::Err(
+                    ::tool_runtime::__private::params_incomplete(),
+                )
+            }
+        }
     }
     fn __tool_schema<__T0: ::tool_runtime::__private::ParamSchema>() -> ::tool_runtime::__private::serde_json::Value {
-        ::tool_runtime::__private::input_schema_for::<__ToolArgs<__T0>>()
+        ::tool_runtime::__private::input_schema_from(
+            <__ToolArgs<
+                __T0,
+            > as ::tool_runtime::__private::schemars::JsonSchema>::schema_name,
+            <__ToolArgs<
+                __T0,
+            > as ::tool_runtime::__private::schemars::JsonSchema>::json_schema,
+        )
     }
     struct __ToolReturns;
     impl ::tool_runtime::__private::Returns for __ToolReturns {

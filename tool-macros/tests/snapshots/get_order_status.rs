@@ -23,15 +23,8 @@ impl get_order_status {
 #[allow(non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
 const _: () = {
     const _: () = ::tool_core::__private::assert_param::<bool>();
-    #[derive(
-        ::tool_core::__private::serde::Deserialize,
-        ::tool_core::__private::schemars::JsonSchema
-    )]
-    #[serde(
-        crate = "::tool_core::__private::serde",
-        deny_unknown_fields,
-        bound(deserialize = "__T0: ::tool_core::__private::ParamDeserialize")
-    )]
+    #[derive(::tool_core::__private::schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
     #[schemars(
         crate = "::tool_core::__private::schemars",
         bound = "__T0: ::tool_core::__private::ParamSchema"
@@ -43,16 +36,89 @@ const _: () = {
         #[serde(default = "__tool_default_include_items")]
         include_items: bool,
     }
+    struct __ToolSlots<__T0>(
+        ::tool_core::__private::Option<__T0>,
+        ::tool_core::__private::Option<bool>,
+    );
+    const __TOOL_PARAMS: ::tool_core::__private::ParamTable = ::tool_core::__private::ParamTable {
+        keys: &["order_id", "include_items"],
+        params: &[0usize, 1usize],
+        names: &["order_id", "include_items"],
+    };
+    impl<
+        __T0: ::tool_core::__private::ParamDeserialize,
+    > ::tool_core::__private::ParamSlots for __ToolSlots<__T0> {
+        fn set(
+            &mut self,
+            __index: usize,
+            __input: ::tool_core::__private::FieldInput<'_>,
+        ) -> ::tool_core::__private::Result<(), ::tool_core::__private::FieldError> {
+            match __index {
+                0 => ::tool_core::__private::read_param(&mut self.0, __input),
+                1 => ::tool_core::__private::read_param(&mut self.1, __input),
+                _ => ::tool_core::__private::Result::Ok(()),
+            }
+        }
+        fn finish(
+            &mut self,
+        ) -> ::tool_core::__private::Result<
+            (),
+            ::tool_core::__private::serde_json::Error,
+        > {
+            if self.0.is_none() {
+                self.0 = ::tool_core::__private::Option::Some(
+                    ::tool_core::__private::missing_param("order_id")?,
+                );
+            }
+            if self.1.is_none() {
+                self.1 = ::tool_core::__private::Option::Some(
+                    __tool_default_include_items(),
+                );
+            }
+            ::tool_core::__private::Result::Ok(())
+        }
+        fn clear(&mut self) {
+            self.0 = ::tool_core::__private::Option::None;
+            self.1 = ::tool_core::__private::Option::None;
+        }
+    }
     fn __tool_parse<__T0: ::tool_core::__private::ParamDeserialize>(
         __args: ::tool_core::__private::ToolArgs<'_>,
     ) -> ::tool_core::__private::Result<
         __ToolArgs<__T0>,
         ::tool_core::__private::ToolError,
     > {
-        ::tool_core::__private::parse_args(__args)
+        let mut __slots = __ToolSlots::<
+            __T0,
+        >(::tool_core::__private::Option::None, ::tool_core::__private::Option::None);
+        ::tool_core::__private::parse_params(__args, &__TOOL_PARAMS, &mut __slots)?;
+        match __slots {
+            __ToolSlots(
+                ::tool_core::__private::Option::Some(__value0),
+                ::tool_core::__private::Option::Some(__value1),
+            ) => {
+                ::tool_core::__private::Result::Ok(__ToolArgs {
+                    order_id: __value0,
+                    include_items: __value1,
+                })
+            }
+            #[allow(unreachable_patterns)]
+            _ => {
+                ::tool_core::__private::Result::Err(
+                    ::tool_core::__private::params_incomplete(),
+                )
+            }
+        }
     }
     fn __tool_schema<__T0: ::tool_core::__private::ParamSchema>() -> ::tool_core::__private::serde_json::Value {
-        ::tool_core::__private::input_schema_for::<__ToolArgs<__T0>>()
+        ::tool_core::__private::input_schema_from(
+            <__ToolArgs<
+                __T0,
+            > as ::tool_core::__private::schemars::JsonSchema>::schema_name,
+            <__ToolArgs<
+                __T0,
+            > as ::tool_core::__private::schemars::JsonSchema>::json_schema,
+        )
     }
     fn __tool_default_include_items() -> bool {
         false
