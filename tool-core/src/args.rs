@@ -64,7 +64,7 @@ pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolErro
 const MAX_INTEGER_RETRIES: usize = 32;
 
 /// An error of serde's and where it is: the path `serde_path_to_error` gives, from the root
-/// of the arguments.
+/// of the arguments (or of a parameter's value).
 #[derive(Debug)]
 pub(crate) struct PathError {
     path: Vec<Segment>,
@@ -81,20 +81,20 @@ impl PathError {
         Self::new(Vec::new(), inner)
     }
 
-    /// An error `serde_path_to_error` tracked below the parameter named `key`.
-    pub(crate) fn below(key: &str, error: serde_path_to_error::Error<serde_json::Error>) -> Self {
+    /// An error tracked in the value of the parameter named `key`.
+    pub(crate) fn below(key: &str, error: PathError) -> Self {
         let mut path = vec![Segment::Map {
             key: key.to_owned(),
         }];
-        path.extend(error.path().iter().cloned());
-        Self::new(path, error.into_inner())
+        path.extend(error.path);
+        Self::new(path, error.inner)
     }
 
-    fn path(&self) -> &[Segment] {
+    pub(crate) fn path(&self) -> &[Segment] {
         &self.path
     }
 
-    fn inner(&self) -> &serde_json::Error {
+    pub(crate) fn inner(&self) -> &serde_json::Error {
         &self.inner
     }
 
@@ -141,13 +141,22 @@ impl Malformed {
         }
     }
 
-    /// The error of parsing `text[offset..]` on its own, placed in `text`.
-    pub(crate) fn within(error: &serde_json::Error, text: &str, offset: usize) -> Self {
+    /// The error of parsing `text[offset..]` on its own, `lead` characters put before it,
+    /// placed in `text`.
+    pub(crate) fn within(
+        error: &serde_json::Error,
+        text: &str,
+        offset: usize,
+        lead: usize,
+    ) -> Self {
         let before = text.get(..offset).unwrap_or(text);
         let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
         let line = 1 + before.matches('\n').count();
         let (line, column) = if error.line() <= 1 {
-            (line, offset - line_start + error.column())
+            (
+                line,
+                offset - line_start + error.column().saturating_sub(lead),
+            )
         } else {
             (line + error.line() - 1, error.column())
         };

@@ -29,11 +29,10 @@
 //! canonical form says what is allowed, each lowering says it as its provider can. Provider
 //! rules are applied by those separate lowering steps, never here.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
+use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 /// The canonical input schema of a parameters type `T`.
@@ -44,35 +43,8 @@ pub fn input_schema_for<T: JsonSchema>() -> Value {
     schema
 }
 
-/// [`input_schema_for`] of the type whose `JsonSchema` functions these are: the same schema,
-/// built by code compiled once for every `#[tool]` instead of once per parameters type.
-pub fn input_schema_from(
-    schema_name: fn() -> Cow<'static, str>,
-    json_schema: fn(&mut SchemaGenerator) -> Schema,
-) -> Value {
-    let mut generator = settings().into_generator();
-    // What `SchemaGenerator::into_root_schema_for` does (the settings have no meta schema
-    // and no transforms); a parameters struct is private, so nothing refers back to it.
-    let mut schema = json_schema(&mut generator);
-    let object = schema.ensure_object();
-    object
-        .entry("title")
-        .or_insert_with(|| schema_name().into());
-    let mut definitions = generator.take_definitions(false);
-    if !definitions.is_empty()
-        && let Value::Object(target) = object
-            .entry("$defs")
-            .or_insert_with(|| Value::Object(Map::new()))
-    {
-        target.append(&mut definitions);
-    }
-    let mut schema = schema.to_value();
-    canonicalize(&mut schema);
-    close_root(&mut schema);
-    schema
-}
-
-fn settings() -> SchemaSettings {
+/// The settings of every schema here: 2020-12, no `$schema`.
+pub(crate) fn settings() -> SchemaSettings {
     SchemaSettings::draft2020_12().with(|settings| settings.meta_schema = None)
 }
 

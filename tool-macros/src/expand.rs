@@ -51,10 +51,13 @@ pub(crate) fn tool(
 }
 
 pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenStream {
-    let p = quote!(#krate::__private);
+    let private = quote!(#krate::__private);
+    // Inside the anonymous `const`, `__private` is imported under a short name: a crate of
+    // many tools parses each path of the expansion, and this one is in most of them.
+    let p = quote!(__p);
     let item = &tool.item;
     let ident = &item.sig.ident;
-    let marker = marker(tool, &p);
+    let marker = marker(tool, &private);
     let args_struct = args_struct(tool, &p);
     let returns = returns(tool, decl, &p);
     let checks = checks(tool, &p);
@@ -75,6 +78,8 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
         // The user's types are repeated here, away from any `allow` on the function.
         #[allow(non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
         const _: () = {
+            use #private as __p;
+
             #checks
             #args_struct
             #returns
@@ -262,7 +267,7 @@ struct ParamAttrs {
     name: String,
     /// Its `alias`es.
     aliases: Vec<String>,
-    /// What it is when no key gives it, beside `missing_param`.
+    /// The function that gives it when no key does; `None` for serde's missing field.
     default: Option<TokenStream>,
 }
 
@@ -276,7 +281,7 @@ fn read_param_attrs(ident: &Ident, field: &crate::model::FieldParam) -> Option<P
         aliases: Vec::new(),
         default: field.default.as_ref().map(|_| {
             let function = default_fn(ident);
-            quote!(#function())
+            quote!(#function)
         }),
     };
     for attr in &field.passthrough {
@@ -294,11 +299,11 @@ fn read_param_attrs(ident: &Ident, field: &crate::model::FieldParam) -> Option<P
                 attrs.aliases.push(text(&meta)?);
             } else if meta.path.is_ident("default") && meta.input.peek(syn::Token![=]) {
                 let path: syn::ExprPath = syn::parse_str(&text(&meta)?)?;
-                attrs.default = Some(quote!(#path()));
-            } else if meta.path.is_ident("default") && meta.input.is_empty() {
-                attrs.default = Some(quote!(::core::default::Default::default()));
-            } else if meta.path.is_ident("default") && meta.input.peek(syn::Token![,]) {
-                attrs.default = Some(quote!(::core::default::Default::default()));
+                attrs.default = Some(quote!(#path));
+            } else if meta.path.is_ident("default")
+                && (meta.input.is_empty() || meta.input.peek(syn::Token![,]))
+            {
+                attrs.default = Some(quote!(::core::default::Default::default));
             } else {
                 known = false;
                 // Consume whatever the attribute holds, so that the rest is still read.
@@ -345,21 +350,22 @@ fn slots(
         params.extend(std::iter::repeat_n(at, names.len()));
         keys.extend(names);
     }
+    // What JSON escapes: `"`, `\` and the control characters below U+0020.
+    let plain = keys.iter().all(|key| {
+        !key.chars()
+            .any(|c| matches!(c, '"' | '\\' | '\0'..='\u{1f}'))
+    });
     let names = attrs.iter().map(|attr| &attr.name);
-    let fill = attrs.iter().zip(&members).map(|(attr, member)| {
-        let value = match &attr.default {
-            Some(default) => default.clone(),
+    let fill = attrs
+        .iter()
+        .zip(&members)
+        .map(|(attr, member)| match &attr.default {
+            Some(default) => quote!(#p::fill_with(&mut self.#member, #default);),
             None => {
                 let name = &attr.name;
-                quote!(#p::missing_param(#name)?)
+                quote!(#p::fill_missing(&mut self.#member, #name)?;)
             }
-        };
-        quote! {
-            if self.#member.is_none() {
-                self.#member = #p::Option::Some(#value);
-            }
-        }
-    });
+        });
     let values: Vec<Ident> = (0..attrs.len())
         .map(|at| local(&format!("__value{at}")))
         .collect();
@@ -372,6 +378,7 @@ fn slots(
             keys: &[#(#keys),*],
             params: &[#(#params),*],
             names: &[#(#names),*],
+            plain: #plain,
         };
 
         impl<#(#deserialize_params),*> #p::ParamSlots for __ToolSlots<#(#type_params),*> {
@@ -379,20 +386,16 @@ fn slots(
                 &mut self,
                 #index: usize,
                 #input: #p::FieldInput<'_>,
-            ) -> #p::Result<(), #p::FieldError> {
+            ) -> #p::Result<usize, #p::FieldError> {
                 match #index {
                     #(#members => #p::read_param(&mut self.#members, #input),)*
-                    _ => #p::Result::Ok(()),
+                    _ => #p::Result::Ok(0),
                 }
             }
 
             fn finish(&mut self) -> #p::Result<(), #p::serde_json::Error> {
                 #(#fill)*
                 #p::Result::Ok(())
-            }
-
-            fn clear(&mut self) {
-                #(self.#members = #p::Option::None;)*
             }
         }
 

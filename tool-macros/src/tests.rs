@@ -313,11 +313,11 @@ fn idempotency_is_declared_in_the_spec_only_when_chosen() {
     for (choice, written) in [
         (
             quote!(idempotency = "on"),
-            "idempotency: ::tool_core::__private::Option::Some(true),",
+            "idempotency: __p::Option::Some(true),",
         ),
         (
             quote!(idempotency = "off"),
-            "idempotency: ::tool_core::__private::Option::Some(false),",
+            "idempotency: __p::Option::Some(false),",
         ),
     ] {
         let output = expand(
@@ -342,9 +342,7 @@ fn idempotency_is_declared_in_the_spec_only_when_chosen() {
             },
         );
         assert_eq!(errors(output.clone()), Vec::<String>::new());
-        assert!(
-            pretty(output).contains("idempotency: ::tool_core::__private::Option::Some(true),")
-        );
+        assert!(pretty(output).contains("idempotency: __p::Option::Some(true),"));
     }
 
     // Without the key, nothing is written: the declaration keeps `ToolDecl::UNSET`'s none.

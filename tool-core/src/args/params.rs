@@ -41,6 +41,9 @@ pub struct ParamTable {
     pub params: &'static [usize],
     /// Each parameter's name, as an error about it says it.
     pub names: &'static [&'static str],
+    /// Whether JSON text writes every key as it is: none has a `"`, a `\` or a control
+    /// character, which JSON escapes.
+    pub plain: bool,
 }
 
 impl ParamTable {
@@ -48,15 +51,50 @@ impl ParamTable {
         let at = self.keys.iter().position(|name| *name == key)?;
         self.params.get(at).copied()
     }
+
+    /// The parameter `key` names, `keys[*expected]` tried first (arguments mostly come in the
+    /// order the parameters are declared); `expected` moves past the key found.
+    #[inline]
+    fn find(&self, key: &str, expected: &mut usize) -> Option<usize> {
+        let at = match self.keys.get(*expected) {
+            Some(name) if *name == key => *expected,
+            _ => self.keys.iter().position(|name| *name == key)?,
+        };
+        *expected = at + 1;
+        self.params.get(at).copied()
+    }
+
+    /// The key written at the start of `bytes` (after its opening quote) when it is
+    /// `keys[at]`, as it mostly is (arguments come in the order the parameters are declared):
+    /// the parameter, and the key's length.
+    #[inline]
+    fn key_at(&self, at: usize, bytes: &[u8]) -> Option<(usize, usize)> {
+        let name = self.keys.get(at).filter(|_| self.plain)?.as_bytes();
+        let after = bytes.get(name.len())?;
+        if *after == b'"' && bytes.starts_with(name) {
+            Some((*self.params.get(at)?, name.len()))
+        } else {
+            None
+        }
+    }
 }
 
 /// Where one parameter's value is read from.
 #[derive(Debug, Clone, Copy)]
 pub enum FieldInput<'a> {
+    /// JSON text that starts with the value (after whitespace) and goes on: the value is
+    /// read as far as it goes, and [`read_param`] says how far that is.
+    Stream(&'a str),
     /// JSON text of the value alone.
     Text(&'a str),
     /// The same, the path of an error tracked.
     TrackedText(&'a str),
+    /// JSON text of a value that may nest deeply: read as the one element of an array, so
+    /// that serde_json's nesting limit counts the arguments' object too, as for a derived
+    /// `Deserialize` (an error's position is then one column further on its first line).
+    Nested(&'a str),
+    /// The same, the path of an error tracked.
+    TrackedNested(&'a str),
     /// A parsed value.
     Value(&'a Value),
     /// The same, the path of an error tracked.
@@ -65,45 +103,135 @@ pub enum FieldInput<'a> {
 
 /// Why a parameter's value did not read.
 #[derive(Debug)]
-pub enum FieldError {
+pub struct FieldError(Why);
+
+#[derive(Debug)]
+enum Why {
     /// From an untracked input.
     Plain(serde_json::Error),
     /// From a tracked input: where in the value.
-    Tracked(serde_path_to_error::Error<serde_json::Error>),
+    Tracked(PathError),
 }
 
 /// A tool's parameters while their values come in: one `Option` each, written by the macro.
 pub trait ParamSlots {
-    /// Reads the value of parameter `index` into its slot.
-    fn set(&mut self, index: usize, input: FieldInput<'_>) -> Result<(), FieldError>;
+    /// Reads the value of parameter `index` into its slot: as [`read_param`].
+    fn set(&mut self, index: usize, input: FieldInput<'_>) -> Result<usize, FieldError>;
 
-    /// Fills each slot no key set, in order: with its default, or serde's answer for a missing
-    /// field (`None` for an `Option`, an error otherwise).
+    /// Fills each slot no key set, in order: with its default ([`fill_with`]), or serde's
+    /// answer for a missing field ([`fill_missing`]: `None` for an `Option`, an error
+    /// otherwise).
+    ///
+    /// Another attempt at the same arguments (integral floats rewritten) sets the slots
+    /// again, each key's over the last attempt's value: the slots are not emptied between.
     fn finish(&mut self) -> Result<(), serde_json::Error>;
-
-    /// Empties every slot, for another attempt.
-    fn clear(&mut self);
 }
 
-/// Reads one parameter's value into its slot: what a slot's [`ParamSlots::set`] does.
+/// Fills a slot no key set with serde's answer for a missing field: what
+/// [`ParamSlots::finish`] does for a parameter without a default.
+pub fn fill_missing<T: DeserializeOwned>(
+    slot: &mut Option<T>,
+    name: &'static str,
+) -> Result<(), serde_json::Error> {
+    if slot.is_none() {
+        *slot = Some(missing_param(name)?);
+    }
+    Ok(())
+}
+
+/// Fills a slot no key set with its default.
+pub fn fill_with<T>(slot: &mut Option<T>, default: fn() -> T) {
+    if slot.is_none() {
+        *slot = Some(default());
+    }
+}
+
+/// Reads one parameter's value into its slot: what a slot's [`ParamSlots::set`] does. How
+/// many bytes of a [`FieldInput::Stream`] the value took (0 for another input).
 #[inline]
 pub fn read_param<T: DeserializeOwned>(
     slot: &mut Option<T>,
     input: FieldInput<'_>,
-) -> Result<(), FieldError> {
+) -> Result<usize, FieldError> {
     let value = match input {
-        FieldInput::Text(text) => serde_json::from_str(text).map_err(FieldError::Plain)?,
-        FieldInput::Value(value) => T::deserialize(value).map_err(FieldError::Plain)?,
+        FieldInput::Stream(text) => {
+            let mut stream = serde_json::Deserializer::from_str(text).into_iter::<T>();
+            return match stream.next() {
+                Some(Ok(value)) => {
+                    *slot = Some(value);
+                    Ok(stream.byte_offset())
+                }
+                Some(Err(error)) => Err(plain(error)),
+                None => Err(plain(de::Error::custom("no value"))),
+            };
+        }
+        FieldInput::Text(text) => serde_json::from_str(text).map_err(plain)?,
+        FieldInput::Value(value) => T::deserialize(value).map_err(plain)?,
         FieldInput::TrackedText(text) => {
             let mut deserializer = serde_json::Deserializer::from_str(text);
-            serde_path_to_error::deserialize(&mut deserializer).map_err(FieldError::Tracked)?
+            serde_path_to_error::deserialize(&mut deserializer).map_err(tracked)?
         }
         FieldInput::TrackedValue(value) => {
-            serde_path_to_error::deserialize(value).map_err(FieldError::Tracked)?
+            serde_path_to_error::deserialize(value).map_err(tracked)?
         }
+        FieldInput::Nested(text) => read_nested(text, false)?,
+        FieldInput::TrackedNested(text) => read_nested(text, true)?,
     };
     *slot = Some(value);
-    Ok(())
+    Ok(0)
+}
+
+fn plain(error: serde_json::Error) -> FieldError {
+    FieldError(Why::Plain(error))
+}
+
+fn tracked(error: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
+    FieldError(Why::Tracked(error.into()))
+}
+
+/// Reads `text` as the one element of an array (see [`FieldInput::Nested`]).
+#[cold]
+fn read_nested<T: DeserializeOwned>(text: &str, tracked: bool) -> Result<T, FieldError> {
+    let wrapped = format!("[{text}]");
+    let mut deserializer = serde_json::Deserializer::from_str(&wrapped);
+    if !tracked {
+        let Element(value) =
+            <Element<T> as de::Deserialize>::deserialize(&mut deserializer).map_err(plain)?;
+        return Ok(value);
+    }
+    match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(Element(value)) => Ok(value),
+        Err(error) => {
+            // The path starts at the array's element: drop that step.
+            let path = error.path().iter().skip(1).cloned().collect();
+            Err(FieldError(Why::Tracked(PathError::new(
+                path,
+                error.into_inner(),
+            ))))
+        }
+    }
+}
+
+/// The one element of an array.
+struct Element<T>(T);
+
+impl<'de, T: de::Deserialize<'de>> de::Deserialize<'de> for Element<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ElementVisitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: de::Deserialize<'de>> Visitor<'de> for ElementVisitor<T> {
+            type Value = Element<T>;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("one value")
+            }
+            fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Element<T>, S::Error> {
+                match seq.next_element()? {
+                    Some(value) => Ok(Element(value)),
+                    None => Err(de::Error::invalid_length(0, &self)),
+                }
+            }
+        }
+        deserializer.deserialize_seq(ElementVisitor(std::marker::PhantomData))
+    }
 }
 
 /// The value of a parameter no key gave, as serde's derived code has it: `None` for an
@@ -156,13 +284,15 @@ pub fn parse_params(
             } else {
                 leading_non_object(text)?
             };
+            if read_plainly(text, table, slots).is_some() {
+                return Ok(());
+            }
             match walk_text(text, table, slots) {
                 Ok(()) => Ok(()),
                 Err(Failure::Malformed(malformed)) => Err(malformed_error(&malformed)),
-                Err(Failure::Field(error)) => text_failed(text, error, &mut |text| {
-                    slots.clear();
-                    walk_text(text, table, slots)
-                }),
+                Err(Failure::Field(error)) => {
+                    text_failed(text, error, &mut |text| walk_text(text, table, slots))
+                }
             }
         }
         ToolArgs::Value(Value::Null) | ToolArgs::Parsed(Value::Null) => {
@@ -171,16 +301,14 @@ pub fn parse_params(
         ToolArgs::Value(value) => match walk_value(&value, table, slots) {
             Ok(()) => Ok(()),
             Err(Walked::NotAnObject) => Err(not_an_object(value_kind(&value))),
-            Err(Walked::Failed(error)) => value_failed(value, error, &mut |value| {
-                slots.clear();
-                walk_again(value, table, slots)
-            }),
+            Err(Walked::Failed(error)) => {
+                value_failed(value, error, &mut |value| walk_again(value, table, slots))
+            }
         },
         ToolArgs::Parsed(value) => match walk_value(value, table, slots) {
             Ok(()) => Ok(()),
             Err(Walked::NotAnObject) => Err(not_an_object(value_kind(value))),
             Err(Walked::Failed(error)) => value_failed(value.clone(), error, &mut |value| {
-                slots.clear();
                 walk_again(value, table, slots)
             }),
         },
@@ -221,13 +349,16 @@ fn walk_object(
     table: &ParamTable,
     slots: &mut dyn ParamSlots,
 ) -> Result<(), PathError> {
-    let mut seen = Seen::new(table.names.len());
+    let mut expected = 0;
+    // A map has each key once, but a parameter may have aliases.
+    let mut seen = (table.keys.len() > table.names.len()).then(|| Seen::new(table.names.len()));
     for (key, value) in object {
-        let Some(index) = table.index_of(key) else {
+        let Some(index) = table.find(key, &mut expected) else {
             return Err(unknown(key, table));
         };
-        // A map has each key once, but a parameter may have aliases.
-        if seen.insert(index) {
+        if let Some(seen) = &mut seen
+            && seen.insert(index)
+        {
             return Err(duplicate(index, table));
         }
         if let Err(error) = slots.set(index, FieldInput::Value(value)) {
@@ -240,12 +371,12 @@ fn walk_object(
 
 /// The error of a parameter's value, with its path: the tracked reading's, or, should that
 /// one not fail, the first error at the parameter.
-fn field_failure(key: &str, error: FieldError, tracked: Result<(), FieldError>) -> PathError {
-    match (tracked, error) {
-        (Err(FieldError::Tracked(tracked)), _) | (_, FieldError::Tracked(tracked)) => {
+fn field_failure(key: &str, error: FieldError, tracked: Result<usize, FieldError>) -> PathError {
+    match (tracked, error.0) {
+        (Err(FieldError(Why::Tracked(tracked))), _) | (_, Why::Tracked(tracked)) => {
             PathError::below(key, tracked)
         }
-        (_, FieldError::Plain(error)) => PathError::new(
+        (_, Why::Plain(error)) => PathError::new(
             vec![serde_path_to_error::Segment::Map {
                 key: key.to_owned(),
             }],
@@ -266,6 +397,91 @@ fn unknown(key: &str, table: &ParamTable) -> PathError {
         }],
         de::Error::unknown_field(key, table.keys),
     )
+}
+
+/// The arguments' object read in one pass, as long as it is written plainly (keys without
+/// escapes) and right: each value is read by its parameter from the text where it starts.
+/// `None` at anything else (an unknown key, a value that does not read, a syntax error,
+/// nesting that may reach serde_json's limit): [`walk_text`] then reads it all again, with
+/// serde_json's parse of the object, and says what serde's derived code would.
+fn read_plainly(text: &str, table: &ParamTable, slots: &mut dyn ParamSlots) -> Option<()> {
+    let bytes = text.as_bytes();
+    // The object is one level of serde_json's 128.
+    if may_nest_deeply(text, 128) {
+        return None;
+    }
+    let mut at = skip_whitespace(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_whitespace(bytes, at + 1);
+    let mut expected = 0;
+    let mut seen = Seen::new(table.names.len());
+    if bytes.get(at) != Some(&b'}') {
+        loop {
+            if bytes.get(at) != Some(&b'"') {
+                return None;
+            }
+            let start = at + 1;
+            let (index, length) = match table.key_at(expected, bytes.get(start..)?) {
+                Some(found) => {
+                    expected += 1;
+                    found
+                }
+                None => {
+                    let length = bytes
+                        .get(start..)?
+                        .iter()
+                        .position(|byte| matches!(byte, b'"' | b'\\' | 0..=0x1f))?;
+                    if bytes.get(start + length) != Some(&b'"') {
+                        return None;
+                    }
+                    // Both ends are ASCII quotes: character boundaries.
+                    let key = text.get(start..start + length)?;
+                    let at = table.keys.iter().position(|name| *name == key)?;
+                    expected = at + 1;
+                    (*table.params.get(at)?, length)
+                }
+            };
+            at = skip_whitespace(bytes, start + length + 1);
+            if bytes.get(at) != Some(&b':') {
+                return None;
+            }
+            if seen.insert(index) {
+                return None;
+            }
+            let rest = text.get(at + 1..)?;
+            let read = slots.set(index, FieldInput::Stream(rest)).ok()?;
+            at = skip_whitespace(bytes, at + 1 + read);
+            match bytes.get(at) {
+                Some(b',') => at = skip_whitespace(bytes, at + 1),
+                Some(b'}') => break,
+                _ => return None,
+            }
+        }
+    }
+    if skip_whitespace(bytes, at + 1) != bytes.len() {
+        return None;
+    }
+    slots.finish().ok()
+}
+
+/// Past JSON whitespace from `at`.
+fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// Whether text may nest `levels` deep: it takes as many brackets, opened and closed.
+fn may_nest_deeply(text: &str, levels: usize) -> bool {
+    text.len() >= 2 * levels
+        && text
+            .bytes()
+            .filter(|byte| matches!(byte, b'[' | b'{'))
+            .count()
+            >= levels
 }
 
 /// JSON text of the arguments, parsed whole: the object by serde_json, each value by its
@@ -313,18 +529,22 @@ impl<'de> TextVisitor<'_, 'de> {
     fn skim_failure(&mut self, key: &str, index: usize) -> Option<Failure> {
         let start = value_start(self.text, self.cursor)?;
         let value = self.text.get(start..)?;
-        match self.slots.set(index, FieldInput::TrackedText(value)) {
-            Err(FieldError::Tracked(error))
+        let (input, lead) = text_input(value, true);
+        match self.slots.set(index, input) {
+            Err(FieldError(Why::Tracked(error)))
                 if error.inner().is_syntax() || error.inner().is_eof() =>
             {
                 Some(Failure::Malformed(Malformed::within(
                     error.inner(),
                     self.text,
                     start,
+                    lead,
                 )))
             }
-            Err(FieldError::Tracked(error)) => Some(Failure::Field(PathError::below(key, error))),
-            Err(FieldError::Plain(_)) | Ok(()) => None,
+            Err(FieldError(Why::Tracked(error))) => {
+                Some(Failure::Field(PathError::below(key, error)))
+            }
+            Err(FieldError(Why::Plain(_))) | Ok(_) => None,
         }
     }
 
@@ -341,17 +561,31 @@ impl<'de> TextVisitor<'_, 'de> {
         raw: &'de str,
         error: FieldError,
     ) -> Failure {
-        match error {
+        match error.0 {
             // Only what the object's parse did not see: a number beyond its type's range,
             // a lone surrogate, nesting too deep.
-            FieldError::Plain(error) if error.is_syntax() || error.is_eof() => {
-                Failure::Malformed(Malformed::within(&error, self.text, self.offset(raw)))
+            Why::Plain(error) if error.is_syntax() || error.is_eof() => {
+                let (_, lead) = text_input(raw, false);
+                Failure::Malformed(Malformed::within(&error, self.text, self.offset(raw), lead))
             }
-            error => {
-                let tracked = self.slots.set(index, FieldInput::TrackedText(raw));
-                Failure::Field(field_failure(key, error, tracked))
+            why => {
+                let (input, _) = text_input(raw, true);
+                let tracked = self.slots.set(index, input);
+                Failure::Field(field_failure(key, FieldError(why), tracked))
             }
         }
+    }
+}
+
+/// How a value's text is read ([`FieldInput::Text`], or [`FieldInput::Nested`] when it may
+/// nest as deep as serde_json's limit), and how many characters that puts before it.
+fn text_input(text: &str, tracked: bool) -> (FieldInput<'_>, usize) {
+    // serde_json allows 128 levels, the arguments' object one of them.
+    match (may_nest_deeply(text, 127), tracked) {
+        (false, false) => (FieldInput::Text(text), 0),
+        (false, true) => (FieldInput::TrackedText(text), 0),
+        (true, false) => (FieldInput::Nested(text), 1),
+        (true, true) => (FieldInput::TrackedNested(text), 1),
     }
 }
 
@@ -381,7 +615,7 @@ impl<'de> Visitor<'de> for TextVisitor<'_, 'de> {
                 },
             };
             self.cursor = self.offset(raw) + raw.len();
-            if let Err(error) = self.slots.set(index, FieldInput::Text(raw)) {
+            if let Err(error) = self.slots.set(index, text_input(raw, false).0) {
                 let failure = self.value_failure(&key, index, raw, error);
                 return Err(self.fail(failure));
             }
@@ -398,15 +632,10 @@ impl<'de> Visitor<'de> for TextVisitor<'_, 'de> {
 /// far as the value: the error is then before it.
 fn value_start(text: &str, mut at: usize) -> Option<usize> {
     let bytes = text.as_bytes();
-    let skip_whitespace = |at: &mut usize| {
-        while matches!(bytes.get(*at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
-            *at += 1;
-        }
-    };
     if matches!(bytes.get(at), Some(b'{' | b',')) {
         at += 1;
     }
-    skip_whitespace(&mut at);
+    at = skip_whitespace(bytes, at);
     if bytes.get(at) != Some(&b'"') {
         return None;
     }
@@ -418,13 +647,11 @@ fn value_start(text: &str, mut at: usize) -> Option<usize> {
             _ => at += 1,
         }
     }
-    at += 1;
-    skip_whitespace(&mut at);
+    at = skip_whitespace(bytes, at + 1);
     if bytes.get(at) != Some(&b':') {
         return None;
     }
-    at += 1;
-    skip_whitespace(&mut at);
+    at = skip_whitespace(bytes, at + 1);
     (at < bytes.len()).then_some(at)
 }
 
@@ -462,6 +689,7 @@ enum Seen {
 }
 
 impl Seen {
+    #[inline]
     fn new(count: usize) -> Self {
         if count <= 64 {
             Seen::Few(0)
@@ -514,6 +742,7 @@ mod tests {
         shape: Option<Shape>,
         ratio: Option<f64>,
         when: Option<i64>,
+        meta: Option<Value>,
     }
 
     fn three() -> u8 {
@@ -547,22 +776,24 @@ mod tests {
         Option<Option<Shape>>,
         Option<Option<f64>>,
         Option<Option<i64>>,
+        Option<Option<Value>>,
     );
 
     static TABLE: ParamTable = ParamTable {
         keys: &[
             "order_id", "limit", "filter", "sizes", "a_query", "q", "query", "retries", "verbose",
-            "shape", "ratio", "when",
+            "shape", "ratio", "when", "meta",
         ],
-        params: &[0, 1, 2, 3, 4, 4, 4, 5, 6, 7, 8, 9],
+        params: &[0, 1, 2, 3, 4, 4, 4, 5, 6, 7, 8, 9, 10],
         names: &[
             "order_id", "limit", "filter", "sizes", "q", "retries", "verbose", "shape", "ratio",
-            "when",
+            "when", "meta",
         ],
+        plain: true,
     };
 
     impl ParamSlots for Slots {
-        fn set(&mut self, index: usize, input: FieldInput<'_>) -> Result<(), FieldError> {
+        fn set(&mut self, index: usize, input: FieldInput<'_>) -> Result<usize, FieldError> {
             match index {
                 0 => read_param(&mut self.0, input),
                 1 => read_param(&mut self.1, input),
@@ -574,46 +805,24 @@ mod tests {
                 7 => read_param(&mut self.7, input),
                 8 => read_param(&mut self.8, input),
                 9 => read_param(&mut self.9, input),
-                _ => Ok(()),
+                10 => read_param(&mut self.10, input),
+                _ => Ok(0),
             }
         }
 
         fn finish(&mut self) -> Result<(), serde_json::Error> {
-            if self.0.is_none() {
-                self.0 = Some(missing_param("order_id")?);
-            }
-            if self.1.is_none() {
-                self.1 = Some(missing_param("limit")?);
-            }
-            if self.2.is_none() {
-                self.2 = Some(missing_param("filter")?);
-            }
-            if self.3.is_none() {
-                self.3 = Some(missing_param("sizes")?);
-            }
-            if self.4.is_none() {
-                self.4 = Some(missing_param("q")?);
-            }
-            if self.5.is_none() {
-                self.5 = Some(three());
-            }
-            if self.6.is_none() {
-                self.6 = Some(Default::default());
-            }
-            if self.7.is_none() {
-                self.7 = Some(missing_param("shape")?);
-            }
-            if self.8.is_none() {
-                self.8 = Some(missing_param("ratio")?);
-            }
-            if self.9.is_none() {
-                self.9 = Some(missing_param("when")?);
-            }
+            fill_missing(&mut self.0, "order_id")?;
+            fill_missing(&mut self.1, "limit")?;
+            fill_missing(&mut self.2, "filter")?;
+            fill_missing(&mut self.3, "sizes")?;
+            fill_missing(&mut self.4, "q")?;
+            fill_with(&mut self.5, three);
+            fill_with(&mut self.6, Default::default);
+            fill_missing(&mut self.7, "shape")?;
+            fill_missing(&mut self.8, "ratio")?;
+            fill_missing(&mut self.9, "when")?;
+            fill_missing(&mut self.10, "meta")?;
             Ok(())
-        }
-
-        fn clear(&mut self) {
-            *self = Self::default();
         }
     }
 
@@ -632,6 +841,7 @@ mod tests {
                 Some(shape),
                 Some(ratio),
                 Some(when),
+                Some(meta),
             ) => Ok(__ToolArgs {
                 order_id,
                 limit,
@@ -643,6 +853,7 @@ mod tests {
                 shape,
                 ratio,
                 when,
+                meta,
             }),
             _ => Err(params_incomplete()),
         }
@@ -667,6 +878,14 @@ mod tests {
         r#"{"sizes": [], "order_id": "A-1", "query": "via an alias", "retries": 1}"#,
         r#"{"sizes": [], "order_id": "A-\u0031", "a_query": null, "filter": {"status": "open"}}"#,
         r#"{"order\u005fid": "escaped key", "sizes": []}"#,
+        "\t{ \"order_id\" :\r\n\"A-1\" ,\"sizes\":[ 1 ] , \"limit\":7 }\n ",
+        r#"{"order_id":"é \" ☃","sizes":[],"limit":null,"ratio":2.5e-3,"when":-7}"#,
+        r#"{"order_id": "A-1", "sizes": [], "limit": 1 }x"#,
+        r#"{"order_id": "A-1", "sizes": [], "limit": 1x}"#,
+        r#"{"order_id": "A-1", "sizes": [], "limit": 1:}"#,
+        r#"{"order_id": "A-1", "sizes": [], "limit": 1 "q": "a"}"#,
+        r#"{"order_id": "A-1", "sizes": [], , "limit": 1}"#,
+        r#"{"order_id": "A-1", "sizes": [], "meta": {"a": [1, {"b": null}]}}"#,
         r#"{"order_id": "A-1", "sizes": [], "shape": {"type": "rect", "width": 2, "height": -1}}"#,
         "",
         "   ",
@@ -763,15 +982,25 @@ mod tests {
                 "{text}"
             );
         }
-        let deep = format!(
-            r#"{{"order_id": "A-1", "sizes": [], "q": {}1{}}}"#,
-            "[".repeat(200),
-            "]".repeat(200)
-        );
-        assert_eq!(
-            told(walked(ToolArgs::Json(&deep))),
-            told(parse_args::<__ToolArgs>(ToolArgs::Json(&deep)))
-        );
+        // serde_json's nesting limit counts the arguments' object, as it does in serde's
+        // derived code.
+        for depth in [120, 126, 127, 128, 200] {
+            for (open, close) in [("[", "]"), ("{\"a\": [", "]}")] {
+                for (at, tail) in [("meta", ""), ("meta", "]"), ("meta", ","), ("sizes", "")] {
+                    let deep = format!(
+                        "{{\"order_id\": \"A-1\", \"sizes\": [],\n \"{at}\": {}1{}{tail}}}",
+                        open.repeat(depth),
+                        close.repeat(depth)
+                    )
+                    .replacen("\"sizes\": [],", "", usize::from(at == "sizes"));
+                    assert_eq!(
+                        told(walked(ToolArgs::Json(&deep))),
+                        told(parse_args::<__ToolArgs>(ToolArgs::Json(&deep))),
+                        "{depth} {open} {at} {tail}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -802,17 +1031,60 @@ mod tests {
         }
     }
 
+    /// The inputs the slots were handed, by kind.
+    #[derive(Default)]
+    struct Counting(Slots, Vec<&'static str>);
+
+    impl ParamSlots for Counting {
+        fn set(&mut self, index: usize, input: FieldInput<'_>) -> Result<usize, FieldError> {
+            self.1.push(match input {
+                FieldInput::Stream(_) => "stream",
+                FieldInput::Text(_) | FieldInput::Nested(_) => "text",
+                FieldInput::TrackedText(_) | FieldInput::TrackedNested(_) => "tracked text",
+                FieldInput::Value(_) => "value",
+                FieldInput::TrackedValue(_) => "tracked value",
+            });
+            self.0.set(index, input)
+        }
+        fn finish(&mut self) -> Result<(), serde_json::Error> {
+            self.0.finish()
+        }
+    }
+
+    fn inputs(text: &str) -> Vec<&'static str> {
+        let mut slots = Counting::default();
+        let _ = parse_params(ToolArgs::Json(text), &TABLE, &mut slots);
+        slots.1
+    }
+
+    #[test]
+    fn plain_text_is_read_in_one_pass_and_anything_else_again_by_serde_json() {
+        assert_eq!(
+            inputs(r#" { "order_id" : "A-1", "sizes": [1], "q": "x" } "#),
+            ["stream"; 3]
+        );
+        // An escaped key: the one pass stops there, serde_json's parse reads it all.
+        assert_eq!(
+            inputs(r#"{"sizes": [], "order\u005fid": "A-1"}"#),
+            ["stream", "text", "text"]
+        );
+        // A value that does not read: read again, tracked, to say where.
+        assert_eq!(
+            inputs(r#"{"order_id": "A-1", "sizes": ["x"]}"#),
+            ["stream", "stream", "text", "text", "tracked text"]
+        );
+    }
+
     #[test]
     fn no_parameters_take_no_keys() {
         struct None_;
         impl ParamSlots for None_ {
-            fn set(&mut self, _: usize, _: FieldInput<'_>) -> Result<(), FieldError> {
-                Ok(())
+            fn set(&mut self, _: usize, _: FieldInput<'_>) -> Result<usize, FieldError> {
+                Ok(0)
             }
             fn finish(&mut self) -> Result<(), serde_json::Error> {
                 Ok(())
             }
-            fn clear(&mut self) {}
         }
         #[derive(Debug, Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -821,6 +1093,7 @@ mod tests {
             keys: &[],
             params: &[],
             names: &[],
+            plain: true,
         };
         for text in ["{}", "", "null", r#"{"a": 1}"#, "{\"a\": }", "[]"] {
             let walked = parse_params(ToolArgs::Json(text), &EMPTY, &mut None_)
