@@ -22,7 +22,7 @@ pub use ::std::vec::Vec;
 
 pub use crate::args::params::{
     FieldError, FieldInput, ParamSlots, ParamTable, fill_missing, fill_with, missing_param,
-    params_incomplete, parse_params, read_param,
+    params_incomplete, parse_params, read_param, read_value,
 };
 pub use crate::args::parse_args;
 use crate::context::RunContext;

@@ -333,11 +333,12 @@ fn slots(
     deserialize_params: &[TokenStream],
 ) -> TokenStream {
     let local = |name: &str| Ident::new(name, Span::mixed_site());
-    let (args, slots, index, input) = (
+    let (args, slots, index, input, value) = (
         local("__args"),
         local("__slots"),
         local("__index"),
         local("__input"),
+        local("__value"),
     );
     let members: Vec<syn::Index> = (0..attrs.len()).map(syn::Index::from).collect();
     let mut keys = Vec::new();
@@ -390,6 +391,17 @@ fn slots(
                 match #index {
                     #(#members => #p::read_param(&mut self.#members, #input),)*
                     _ => #p::Result::Ok(0),
+                }
+            }
+
+            fn set_value(
+                &mut self,
+                #index: usize,
+                #value: &#p::serde_json::Value,
+            ) -> #p::Result<(), #p::FieldError> {
+                match #index {
+                    #(#members => #p::read_value(&mut self.#members, #value),)*
+                    _ => #p::Result::Ok(()),
                 }
             }
 

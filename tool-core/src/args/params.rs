@@ -118,6 +118,11 @@ pub trait ParamSlots {
     /// Reads the value of parameter `index` into its slot: as [`read_param`].
     fn set(&mut self, index: usize, input: FieldInput<'_>) -> Result<usize, FieldError>;
 
+    /// Reads the value of parameter `index` from a parsed value: as [`read_value`], the
+    /// usual way of a `Value`'s entries, kept apart from [`ParamSlots::set`] so that it stays
+    /// as short as serde's derived code for a field.
+    fn set_value(&mut self, index: usize, value: &Value) -> Result<(), FieldError>;
+
     /// Fills each slot no key set, in order: with its default ([`fill_with`]), or serde's
     /// answer for a missing field ([`fill_missing`]: `None` for an `Option`, an error
     /// otherwise).
@@ -125,6 +130,22 @@ pub trait ParamSlots {
     /// Another attempt at the same arguments (integral floats rewritten) sets the slots
     /// again, each key's over the last attempt's value: the slots are not emptied between.
     fn finish(&mut self) -> Result<(), serde_json::Error>;
+}
+
+/// Reads one parameter's value from a parsed value into its slot: what a slot's
+/// [`ParamSlots::set_value`] does.
+#[inline]
+pub fn read_value<T: DeserializeOwned>(
+    slot: &mut Option<T>,
+    value: &Value,
+) -> Result<(), FieldError> {
+    match T::deserialize(value) {
+        Ok(value) => {
+            *slot = Some(value);
+            Ok(())
+        }
+        Err(error) => Err(plain(error)),
+    }
 }
 
 /// Fills a slot no key set with serde's answer for a missing field: what
@@ -351,17 +372,16 @@ fn walk_object(
 ) -> Result<(), PathError> {
     let mut expected = 0;
     // A map has each key once, but a parameter may have aliases.
-    let mut seen = (table.keys.len() > table.names.len()).then(|| Seen::new(table.names.len()));
+    let aliased = table.keys.len() > table.names.len();
+    let mut seen = Seen::new(if aliased { table.names.len() } else { 0 });
     for (key, value) in object {
         let Some(index) = table.find(key, &mut expected) else {
             return Err(unknown(key, table));
         };
-        if let Some(seen) = &mut seen
-            && seen.insert(index)
-        {
+        if aliased && seen.insert(index) {
             return Err(duplicate(index, table));
         }
-        if let Err(error) = slots.set(index, FieldInput::Value(value)) {
+        if let Err(error) = slots.set_value(index, value) {
             let tracked = slots.set(index, FieldInput::TrackedValue(value));
             return Err(field_failure(key, error, tracked));
         }
@@ -406,8 +426,9 @@ fn unknown(key: &str, table: &ParamTable) -> PathError {
 /// serde_json's parse of the object, and says what serde's derived code would.
 fn read_plainly(text: &str, table: &ParamTable, slots: &mut dyn ParamSlots) -> Option<()> {
     let bytes = text.as_bytes();
-    // The object is one level of serde_json's 128.
-    if may_nest_deeply(text, 128) {
+    // The object is one level of serde_json's 128. More than 64 parameters: too many to
+    // mark in one word.
+    if may_nest_deeply(text, 128) || table.names.len() > 64 {
         return None;
     }
     let mut at = skip_whitespace(bytes, 0);
@@ -416,7 +437,7 @@ fn read_plainly(text: &str, table: &ParamTable, slots: &mut dyn ParamSlots) -> O
     }
     at = skip_whitespace(bytes, at + 1);
     let mut expected = 0;
-    let mut seen = Seen::new(table.names.len());
+    let mut seen = 0_u64;
     if bytes.get(at) != Some(&b'}') {
         loop {
             if bytes.get(at) != Some(&b'"') {
@@ -447,9 +468,11 @@ fn read_plainly(text: &str, table: &ParamTable, slots: &mut dyn ParamSlots) -> O
             if bytes.get(at) != Some(&b':') {
                 return None;
             }
-            if seen.insert(index) {
+            let bit = 1_u64 << (index % 64);
+            if seen & bit != 0 {
                 return None;
             }
+            seen |= bit;
             let rest = text.get(at + 1..)?;
             let read = slots.set(index, FieldInput::Stream(rest)).ok()?;
             at = skip_whitespace(bytes, at + 1 + read);
@@ -810,6 +833,10 @@ mod tests {
             }
         }
 
+        fn set_value(&mut self, index: usize, value: &Value) -> Result<(), FieldError> {
+            self.set(index, FieldInput::Value(value)).map(|_| ())
+        }
+
         fn finish(&mut self) -> Result<(), serde_json::Error> {
             fill_missing(&mut self.0, "order_id")?;
             fill_missing(&mut self.1, "limit")?;
@@ -1046,6 +1073,10 @@ mod tests {
             });
             self.0.set(index, input)
         }
+        fn set_value(&mut self, index: usize, value: &Value) -> Result<(), FieldError> {
+            self.1.push("value");
+            self.0.set_value(index, value)
+        }
         fn finish(&mut self) -> Result<(), serde_json::Error> {
             self.0.finish()
         }
@@ -1081,6 +1112,9 @@ mod tests {
         impl ParamSlots for None_ {
             fn set(&mut self, _: usize, _: FieldInput<'_>) -> Result<usize, FieldError> {
                 Ok(0)
+            }
+            fn set_value(&mut self, _: usize, _: &Value) -> Result<(), FieldError> {
+                Ok(())
             }
             fn finish(&mut self) -> Result<(), serde_json::Error> {
                 Ok(())

@@ -43,6 +43,16 @@ const _: () = {
                 _ => __p::Result::Ok(0),
             }
         }
+        fn set_value(
+            &mut self,
+            __index: usize,
+            __value: &__p::serde_json::Value,
+        ) -> __p::Result<(), __p::FieldError> {
+            match __index {
+                0 => __p::read_value(&mut self.0, __value),
+                _ => __p::Result::Ok(()),
+            }
+        }
         fn finish(&mut self) -> __p::Result<(), __p::serde_json::Error> {
             __p::fill_missing(&mut self.0, "cursor")?;
             __p::Result::Ok(())

@@ -53,6 +53,17 @@ const _: () = {
                 _ => __p::Result::Ok(0),
             }
         }
+        fn set_value(
+            &mut self,
+            __index: usize,
+            __value: &__p::serde_json::Value,
+        ) -> __p::Result<(), __p::FieldError> {
+            match __index {
+                0 => __p::read_value(&mut self.0, __value),
+                1 => __p::read_value(&mut self.1, __value),
+                _ => __p::Result::Ok(()),
+            }
+        }
         fn finish(&mut self) -> __p::Result<(), __p::serde_json::Error> {
             __p::fill_missing(&mut self.0, "order_id")?;
             __p::fill_with(&mut self.1, __tool_default_include_items);
