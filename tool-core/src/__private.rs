@@ -1,12 +1,13 @@
 //! Support for the code the `#[tool]` macro generates. Not a public API: names here may
 //! change in any release.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub use ::inventory;
 pub use ::schemars;
@@ -19,6 +20,10 @@ pub use ::std::sync::{Arc, OnceLock};
 pub use ::std::time::Duration;
 pub use ::std::vec::Vec;
 
+pub use crate::args::params::{
+    FieldError, FieldInput, ParamSlots, ParamTable, fill_missing, fill_with, missing_param,
+    params_incomplete, parse_params, read_param, read_value,
+};
 pub use crate::args::parse_args;
 use crate::context::RunContext;
 pub use crate::context::{CallContext, DepsType, FromCallContext};
@@ -544,6 +549,37 @@ pub fn no_output_schema() -> Option<Value> {
     None
 }
 
+/// [`input_schema_for`] of the type whose `JsonSchema` functions these are: the same schema,
+/// built by code compiled once for every `#[tool]` instead of once per parameters type. For a
+/// type nothing refers back to, as a `#[tool]`'s parameters struct (private to its expansion):
+/// a recursive type's reference to itself is `#` in `input_schema_for`'s schema, a definition
+/// here.
+pub fn input_schema_from(
+    schema_name: fn() -> Cow<'static, str>,
+    json_schema: fn(&mut SchemaGenerator) -> Schema,
+) -> Value {
+    let mut generator = crate::schema::settings().into_generator();
+    // What `SchemaGenerator::into_root_schema_for` does (the settings have no meta schema
+    // and no transforms); a parameters struct is private, so nothing refers back to it.
+    let mut schema = json_schema(&mut generator);
+    let object = schema.ensure_object();
+    object
+        .entry("title")
+        .or_insert_with(|| schema_name().into());
+    let mut definitions = generator.take_definitions(false);
+    if !definitions.is_empty()
+        && let Value::Object(target) = object
+            .entry("$defs")
+            .or_insert_with(|| Value::Object(Map::new()))
+    {
+        target.append(&mut definitions);
+    }
+    let mut schema = schema.to_value();
+    crate::schema::canonicalize(&mut schema);
+    crate::schema::close_root(&mut schema);
+    schema
+}
+
 /// The tool behind a `#[tool]` whose declaration has errors: the build fails anyway, this only
 /// keeps the errors from cascading.
 pub struct InvalidTool;
@@ -569,5 +605,61 @@ impl Tool for InvalidTool {
             ErrorKind::Internal,
             "this tool's declaration has errors",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parameters with definitions (`$defs`), a default, a rename and a title.
+    #[derive(JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code, reason = "only its schema is read")]
+    struct Params {
+        /// The filter.
+        filter: Option<Filter>,
+        /// The shapes.
+        shapes: Vec<Shape>,
+        #[serde(rename = "q", default)]
+        query: String,
+        /// Counted.
+        ///
+        /// From 1.
+        count: u32,
+    }
+
+    /// A filter.
+    #[derive(JsonSchema)]
+    #[allow(dead_code, reason = "only its schema is read")]
+    struct Filter {
+        status: String,
+        next: Option<Box<Filter>>,
+    }
+
+    #[derive(JsonSchema)]
+    #[serde(tag = "type")]
+    #[allow(dead_code, reason = "only its schema is read")]
+    enum Shape {
+        Rect { width: u32 },
+        Circle { radius: u32 },
+    }
+
+    #[derive(JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Nothing {}
+
+    #[test]
+    fn the_schema_from_a_types_functions_is_the_types_schema() {
+        fn same<T: JsonSchema>() {
+            let from = input_schema_from(T::schema_name, T::json_schema);
+            let generic = input_schema_for::<T>();
+            // The same text: the same keys in the same order.
+            assert_eq!(from.to_string(), generic.to_string());
+        }
+        same::<Params>();
+        same::<Shape>();
+        same::<Nothing>();
+        same::<String>();
     }
 }

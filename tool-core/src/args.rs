@@ -1,16 +1,25 @@
 //! Parsing a call's arguments into a tool's parameters, with errors that name the field.
+//!
+//! Two ways in, with the same messages: [`parse_args`], generic over a type that derives
+//! `Deserialize`, and [`params`], which parses the parameters a `#[tool]` declares without
+//! one (code shared by every tool, compiled once). What happens after a failure (finding the
+//! field, reading integral floats as integers, the error the model gets) is written once here
+//! and serves both, through a parse "attempt" each gives it.
+
+pub(crate) mod params;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_path_to_error::Segment;
 
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::tool::ToolArgs;
 
 /// Parses `args` into `A`.
 ///
 /// The fast path deserializes directly; only when that fails is the input parsed again to
 /// find the path of the offending field, so a valid call pays nothing for good errors.
-/// Inlined into each tool's `prepare`, where the parsed arguments are used.
+/// Inlined into each caller, where the parsed arguments are used.
 ///
 /// A number written as a float where `A` wants an integer (`2.0`, `1e2` for a `u32`) is that
 /// integer, as in JSON Schema: when parsing fails on such a number, it is read as the integer
@@ -54,20 +63,167 @@ pub fn parse_args<A: DeserializeOwned>(args: ToolArgs<'_>) -> Result<A, ToolErro
 /// The most times integral floats are read as integers and the arguments parsed again.
 const MAX_INTEGER_RETRIES: usize = 32;
 
+/// An error of serde's and where it is: the path `serde_path_to_error` gives, from the root
+/// of the arguments (or of a parameter's value).
+#[derive(Debug)]
+pub(crate) struct PathError {
+    path: Vec<Segment>,
+    inner: serde_json::Error,
+}
+
+impl PathError {
+    pub(crate) fn new(path: Vec<Segment>, inner: serde_json::Error) -> Self {
+        Self { path, inner }
+    }
+
+    /// The error at the root of the arguments.
+    pub(crate) fn at_root(inner: serde_json::Error) -> Self {
+        Self::new(Vec::new(), inner)
+    }
+
+    /// An error tracked in the value of the parameter named `key`.
+    pub(crate) fn below(key: &str, error: PathError) -> Self {
+        let mut path = vec![Segment::Map {
+            key: key.to_owned(),
+        }];
+        path.extend(error.path);
+        Self::new(path, error.inner)
+    }
+
+    pub(crate) fn path(&self) -> &[Segment] {
+        &self.path
+    }
+
+    pub(crate) fn inner(&self) -> &serde_json::Error {
+        &self.inner
+    }
+
+    /// The path as `serde_path_to_error` writes it: `.` for the root, `a.b[2].c`.
+    fn path_text(&self) -> String {
+        use std::fmt::Write as _;
+        if self.path.is_empty() {
+            return ".".to_owned();
+        }
+        let mut text = String::new();
+        let mut separator = "";
+        for segment in &self.path {
+            if !matches!(segment, Segment::Seq { .. }) {
+                text.push_str(separator);
+            }
+            let _ = write!(text, "{segment}");
+            separator = ".";
+        }
+        text
+    }
+}
+
+impl From<serde_path_to_error::Error<serde_json::Error>> for PathError {
+    fn from(error: serde_path_to_error::Error<serde_json::Error>) -> Self {
+        let path = error.path().iter().cloned().collect();
+        Self::new(path, error.into_inner())
+    }
+}
+
+/// JSON text that is not JSON: serde_json's message, and where, in the text as sent.
+#[derive(Debug)]
+pub(crate) struct Malformed {
+    message: String,
+    line: usize,
+    column: usize,
+}
+
+impl Malformed {
+    pub(crate) fn of(error: &serde_json::Error) -> Self {
+        Self {
+            message: strip_position(error),
+            line: error.line(),
+            column: error.column(),
+        }
+    }
+
+    /// The error of parsing `text[offset..]` on its own, `lead` characters put before it,
+    /// placed in `text`.
+    pub(crate) fn within(
+        error: &serde_json::Error,
+        text: &str,
+        offset: usize,
+        lead: usize,
+    ) -> Self {
+        let before = text.get(..offset).unwrap_or(text);
+        let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+        let line = 1 + before.matches('\n').count();
+        let (line, column) = if error.line() <= 1 {
+            (
+                line,
+                offset - line_start + error.column().saturating_sub(lead),
+            )
+        } else {
+            (line + error.line() - 1, error.column())
+        };
+        Self {
+            message: strip_position(error),
+            line,
+            column,
+        }
+    }
+}
+
+/// Why one attempt at parsing the arguments failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The text is not JSON.
+    Malformed(Malformed),
+    /// It is, but not the parameters.
+    Field(PathError),
+}
+
+impl Failure {
+    /// A failure serde_json reported, with no path known: at the root.
+    pub(crate) fn of(error: serde_json::Error) -> Self {
+        if error.is_syntax() || error.is_eof() {
+            Failure::Malformed(Malformed::of(&error))
+        } else {
+            Failure::Field(PathError::at_root(error))
+        }
+    }
+}
+
+/// One parse of the whole of a JSON text (trailing characters refused), as the retries need.
+pub(crate) type TextAttempt<'a> = dyn FnMut(&str) -> Result<(), Failure> + 'a;
+
+/// One parse of the whole of a value.
+pub(crate) type ValueAttempt<'a> = dyn FnMut(&Value) -> Result<(), PathError> + 'a;
+
 /// JSON text that did not parse into `A`: the error with its path, or `A` when the only
 /// trouble was numbers written as floats that are integers.
 #[cold]
 #[inline(never)]
 fn parse_text_slowly<A: DeserializeOwned>(text: &str) -> Result<A, ToolError> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let error = match serde_path_to_error::deserialize::<_, A>(&mut deserializer) {
+    let error = match tracked_text::<A>(text) {
         Ok(parsed) => return Ok(parsed),
-        Err(error) => error,
+        Err(Failure::Malformed(malformed)) => return Err(malformed_error(&malformed)),
+        Err(Failure::Field(error)) => error,
     };
-    if is_float_error(&error) {
-        return retry_text_with_integers(text, error);
+    let mut parsed = None;
+    text_failed(text, error, &mut |text| {
+        tracked_text::<A>(text).map(|value| parsed = Some(value))
+    })?;
+    parsed.ok_or_else(lost)
+}
+
+/// `text` parsed whole into `A`, a failure with its path.
+fn tracked_text<A: DeserializeOwned>(text: &str) -> Result<A, Failure> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    match serde_path_to_error::deserialize::<_, A>(&mut deserializer) {
+        Ok(parsed) => match deserializer.end() {
+            Ok(()) => Ok(parsed),
+            Err(trailing) => Err(Failure::Malformed(Malformed::of(&trailing))),
+        },
+        Err(error) if error.inner().is_syntax() || error.inner().is_eof() => {
+            Err(Failure::Malformed(Malformed::of(error.inner())))
+        }
+        Err(error) => Err(Failure::Field(error.into())),
     }
-    Err(field_error(error))
 }
 
 /// A value that did not parse into `A`: as [`parse_text_slowly`].
@@ -76,15 +232,54 @@ fn parse_text_slowly<A: DeserializeOwned>(text: &str) -> Result<A, ToolError> {
 fn parse_value_slowly<A: DeserializeOwned>(value: Value) -> Result<A, ToolError> {
     let error = match serde_path_to_error::deserialize::<_, A>(&value) {
         Ok(parsed) => return Ok(parsed),
-        Err(error) => error,
+        Err(error) => error.into(),
     };
+    let mut parsed = None;
+    value_failed(value, error, &mut |value| {
+        serde_path_to_error::deserialize::<_, A>(value)
+            .map(|value| parsed = Some(value))
+            .map_err(PathError::from)
+    })?;
+    parsed.ok_or_else(lost)
+}
+
+/// An attempt that succeeded without leaving its result: a bug here, never the model's.
+fn lost() -> ToolError {
+    ToolError::new(
+        ErrorKind::Internal,
+        "the arguments parsed, but their values were lost on the way",
+    )
+}
+
+/// JSON text whose parse failed with `error` (not a syntax error): the error the model gets,
+/// or, when the trouble was only integral floats, the text parsed with them read as integers
+/// (by `attempt`, which keeps the result).
+#[cold]
+#[inline(never)]
+pub(crate) fn text_failed(
+    text: &str,
+    error: PathError,
+    attempt: &mut TextAttempt<'_>,
+) -> Result<(), ToolError> {
     if is_float_error(&error) {
-        return retry_with_integers(value, error);
+        return retry_text_with_integers(text, error, attempt);
     }
     Err(field_error(error))
 }
 
-type PathError = serde_path_to_error::Error<serde_json::Error>;
+/// A value whose parse failed with `error`: as [`text_failed`].
+#[cold]
+#[inline(never)]
+pub(crate) fn value_failed(
+    value: Value,
+    error: PathError,
+    attempt: &mut ValueAttempt<'_>,
+) -> Result<(), ToolError> {
+    if is_float_error(&error) {
+        return retry_with_integers(value, error, attempt);
+    }
+    Err(field_error(error))
+}
 
 /// Whether serde refused a float where it wanted something else (an integer, say).
 fn is_float_error(error: &PathError) -> bool {
@@ -98,10 +293,11 @@ fn is_float_error(error: &PathError) -> bool {
 /// `1e2`, `-0`) as those integers, and parses the rewritten text again, as long as parsing
 /// fails on a float. Each parse is of the whole text, by serde, so what it refuses (a duplicate
 /// key) does not depend on how the numbers are written. The error reported is the last one.
-fn retry_text_with_integers<A: DeserializeOwned>(
+fn retry_text_with_integers(
     text: &str,
     mut error: PathError,
-) -> Result<A, ToolError> {
+    attempt: &mut TextAttempt<'_>,
+) -> Result<(), ToolError> {
     let numbers = written::numbers_with_paths(text);
     let mut integers: Vec<Option<String>> = vec![None; numbers.len()];
     for _ in 0..MAX_INTEGER_RETRIES {
@@ -119,16 +315,10 @@ fn retry_text_with_integers<A: DeserializeOwned>(
             break;
         }
         let rewritten = written::splice(text, &numbers, &integers);
-        let mut deserializer = serde_json::Deserializer::from_str(&rewritten);
-        let next = match serde_path_to_error::deserialize::<_, A>(&mut deserializer) {
-            Ok(parsed) => match deserializer.end() {
-                Ok(()) => return Ok(parsed),
-                Err(trailing) => return Err(malformed_original(text, &trailing)),
-            },
-            Err(next) if next.inner().is_syntax() || next.inner().is_eof() => {
-                return Err(malformed_original(text, next.inner()));
-            }
-            Err(next) => next,
+        let next = match attempt(&rewritten) {
+            Ok(()) => return Ok(()),
+            Err(Failure::Malformed(malformed)) => return Err(malformed_original(text, &malformed)),
+            Err(Failure::Field(next)) => next,
         };
         let again = is_float_error(&next);
         error = next;
@@ -181,10 +371,10 @@ fn wants_an_integer(error: &PathError) -> bool {
 
 /// The error of JSON text a rewritten copy of which did not parse: the text's own, whose
 /// position is the one the caller can find.
-fn malformed_original(text: &str, fallback: &serde_json::Error) -> ToolError {
+fn malformed_original(text: &str, fallback: &Malformed) -> ToolError {
     match serde_json::from_str::<serde::de::IgnoredAny>(text) {
         Err(error) => malformed_json(&error),
-        Ok(_) => malformed_json(fallback),
+        Ok(_) => malformed_error(fallback),
     }
 }
 
@@ -207,23 +397,23 @@ fn number_error(error: PathError, what: &str, hint: &str) -> ToolError {
         Some((_, expected)) => format!("invalid value: {what}, expected {expected}"),
         None => format!("invalid value: {what}"),
     };
-    let path = error.path().clone();
     let inner = <serde_json::Error as serde::de::Error>::custom(message);
-    field_error(serde_path_to_error::Error::new(path, inner)).with_hint(hint)
+    field_error(PathError::new(error.path, inner)).with_hint(hint)
 }
 
 /// Reads the integral floats where parsing failed as integers, and parses again, as long as
 /// parsing fails on a float. The error reported is the last one, about what is still wrong.
-fn retry_with_integers<A: DeserializeOwned>(
+fn retry_with_integers(
     mut value: Value,
     mut error: PathError,
-) -> Result<A, ToolError> {
+    attempt: &mut ValueAttempt<'_>,
+) -> Result<(), ToolError> {
     for _ in 0..MAX_INTEGER_RETRIES {
         if !integers_at(&mut value, error.path()) {
             break;
         }
-        match serde_path_to_error::deserialize::<_, A>(&value) {
-            Ok(parsed) => return Ok(parsed),
+        match attempt(&value) {
+            Ok(()) => return Ok(()),
             Err(next) => {
                 let again = is_float_error(&next);
                 error = next;
@@ -254,8 +444,7 @@ fn retry_with_integers<A: DeserializeOwned>(
 }
 
 /// The node of `value` a serde path names.
-fn value_at<'a>(value: &'a Value, path: &serde_path_to_error::Path) -> Option<&'a Value> {
-    use serde_path_to_error::Segment;
+fn value_at<'a>(value: &'a Value, path: &[Segment]) -> Option<&'a Value> {
     path.iter().try_fold(value, |node, segment| match segment {
         Segment::Map { key } | Segment::Enum { variant: key } => node.get(key.as_str()),
         Segment::Seq { index } => node.get(*index),
@@ -266,13 +455,11 @@ fn value_at<'a>(value: &'a Value, path: &serde_path_to_error::Path) -> Option<&'
 /// Turns the integral floats where parsing failed into integers: the node the path names, or
 /// the deepest node it reaches (an array, whose items share one type; an enum's content,
 /// which serde reads as a whole). Whether any changed.
-fn integers_at(value: &mut Value, path: &serde_path_to_error::Path) -> bool {
-    let segments: Vec<&serde_path_to_error::Segment> = path.iter().collect();
-    integers_below(value, &segments)
+fn integers_at(value: &mut Value, path: &[Segment]) -> bool {
+    integers_below(value, path)
 }
 
-fn integers_below(node: &mut Value, segments: &[&serde_path_to_error::Segment]) -> bool {
-    use serde_path_to_error::Segment;
+fn integers_below(node: &mut Value, segments: &[Segment]) -> bool {
     if let Some((Segment::Map { key } | Segment::Enum { variant: key }, rest)) =
         segments.split_first()
         && let Some(child) = node.get_mut(key.as_str())
@@ -395,7 +582,7 @@ mod written {
     use std::borrow::Cow;
     use std::ops::Range;
 
-    use serde_path_to_error::{Path, Segment};
+    use serde_path_to_error::Segment;
 
     use super::WrittenNumber;
 
@@ -664,7 +851,7 @@ mod written {
     }
 
     /// The keys a serde path goes through before an array or what serde reads as a whole.
-    fn leading_keys(path: &Path) -> Vec<&str> {
+    fn leading_keys(path: &[Segment]) -> Vec<&str> {
         path.iter()
             .map_while(|segment| match segment {
                 Segment::Map { key } | Segment::Enum { variant: key } => Some(key.as_str()),
@@ -684,7 +871,7 @@ mod written {
     /// The numbers under the node a serde path names, or under the deepest node it reaches
     /// (an array, whose items share one type; an enum's content, which serde reads as a
     /// whole): their indexes in `numbers`.
-    pub(super) fn under(numbers: &[Number<'_>], path: &Path) -> Vec<usize> {
+    pub(super) fn under(numbers: &[Number<'_>], path: &[Segment]) -> Vec<usize> {
         let keys = leading_keys(path);
         let reached = (0..=keys.len())
             .rev()
@@ -700,14 +887,16 @@ mod written {
     }
 
     /// The first number at exactly the node a serde path names.
-    pub(super) fn at<'n, 'a>(numbers: &'n [Number<'a>], path: &Path) -> Option<&'n Number<'a>> {
-        let segments: Vec<&Segment> = path.iter().collect();
+    pub(super) fn at<'n, 'a>(
+        numbers: &'n [Number<'a>],
+        segments: &[Segment],
+    ) -> Option<&'n Number<'a>> {
         numbers.iter().find(|number| {
             number.path.len() == segments.len()
                 && number
                     .path
                     .iter()
-                    .zip(&segments)
+                    .zip(segments)
                     .all(|(step, segment)| match (step, segment) {
                         (
                             Step::Key(name),
@@ -741,7 +930,7 @@ mod written {
 
 /// The text to parse when it does not start with `{`: "no arguments" (empty or `null`) is
 /// `{}`; plainly not an object is an error; anything else goes to the parser as it is.
-fn leading_non_object(text: &str) -> Result<&str, ToolError> {
+pub(crate) fn leading_non_object(text: &str) -> Result<&str, ToolError> {
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed == "null" {
         return Ok("{}");
@@ -765,7 +954,7 @@ fn non_object_json(text: &str) -> Option<&'static str> {
     }
 }
 
-fn value_kind(value: &Value) -> &'static str {
+pub(crate) fn value_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -776,7 +965,7 @@ fn value_kind(value: &Value) -> &'static str {
     }
 }
 
-fn not_an_object(found: &str) -> ToolError {
+pub(crate) fn not_an_object(found: &str) -> ToolError {
     ToolError::invalid_arguments(format!(
         "arguments must be a JSON object of named parameters, got {found}"
     ))
@@ -785,14 +974,21 @@ fn not_an_object(found: &str) -> ToolError {
 
 /// The error for arguments that are not JSON at all.
 pub(crate) fn malformed_json(error: &serde_json::Error) -> ToolError {
-    let message = strip_position(error);
+    malformed_error(&Malformed::of(error))
+}
+
+/// The error for arguments that are not JSON at all, the position in the text as sent.
+pub(crate) fn malformed_error(malformed: &Malformed) -> ToolError {
+    let Malformed {
+        message,
+        line,
+        column,
+    } = malformed;
     ToolError::invalid_arguments(format!(
-        "arguments are not valid JSON: {message} at line {} column {}",
-        error.line(),
-        error.column()
+        "arguments are not valid JSON: {message} at line {line} column {column}"
     ))
     .with_hint("send the arguments as one JSON object")
-    .with_details(serde_json::json!({ "line": error.line(), "column": error.column() }))
+    .with_details(serde_json::json!({ "line": line, "column": column }))
 }
 
 /// The error for arguments that parse as JSON but not into the parameters: the message in
@@ -800,11 +996,11 @@ pub(crate) fn malformed_json(error: &serde_json::Error) -> ToolError {
 /// unknown field the path of the object it belongs in), and the field it is about as
 /// `details.field`, dotted: the wrong value, the missing field, the unknown field.
 fn field_error(error: PathError) -> ToolError {
-    let path = match error.path().to_string() {
+    let path = match error.path_text() {
         path if path == "." => String::new(),
         path => path,
     };
-    let inner = error.into_inner();
+    let inner = error.inner;
     let message = strip_position(&inner);
     let named = |prefix: &str| {
         message

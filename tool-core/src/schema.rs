@@ -43,6 +43,11 @@ pub fn input_schema_for<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The settings of every schema here: 2020-12, no `$schema`.
+pub(crate) fn settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().with(|settings| settings.meta_schema = None)
+}
+
 /// The canonical output schema of a result type `T` (not forced to an object root).
 pub fn output_schema_for<T: JsonSchema>() -> Value {
     let mut schema = generate::<T>();
@@ -51,10 +56,10 @@ pub fn output_schema_for<T: JsonSchema>() -> Value {
 }
 
 fn generate<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .with(|settings| settings.meta_schema = None)
-        .into_generator();
-    generator.into_root_schema_for::<T>().to_value()
+    settings()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 /// Applies the canonical rules to any schema (also one a dynamic tool brings). Applying them

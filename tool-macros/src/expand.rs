@@ -51,10 +51,13 @@ pub(crate) fn tool(
 }
 
 pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenStream {
-    let p = quote!(#krate::__private);
+    let private = quote!(#krate::__private);
+    // Inside the anonymous `const`, `__private` is imported under a short name: a crate of
+    // many tools parses each path of the expansion, and this one is in most of them.
+    let p = quote!(__p);
     let item = &tool.item;
     let ident = &item.sig.ident;
-    let marker = marker(tool, &p);
+    let marker = marker(tool, &private);
     let args_struct = args_struct(tool, &p);
     let returns = returns(tool, decl, &p);
     let checks = checks(tool, &p);
@@ -75,6 +78,8 @@ pub(crate) fn expand(tool: &ToolFn, decl: &Decl, krate: &TokenStream) -> TokenSt
         // The user's types are repeated here, away from any `allow` on the function.
         #[allow(non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
         const _: () = {
+            use #private as __p;
+
             #checks
             #args_struct
             #returns
@@ -137,18 +142,25 @@ pub(crate) fn marker(tool: &ToolFn, p: &TokenStream) -> TokenStream {
 /// parse and schema functions are called with it, each type spanned where the function names
 /// it. A type without `Deserialize` or `JsonSchema` is so one error, on that type. Other
 /// parameters keep their type in the struct, checked by `assert_param`.
+///
+/// The struct derives only `JsonSchema` when the macro knows what every parameter's serde
+/// attributes mean (names and defaults: see `read_param_attrs`): the arguments are then
+/// parsed by `__private::parse_params`, compiled once for all tools, into slots this tool
+/// writes (`slots`). Otherwise it derives `Deserialize` too, parsed by the generic
+/// `parse_args`.
 fn args_struct(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let serde_path = format!("{p}::serde").replace(' ', "");
     let schemars_path = format!("{p}::schemars").replace(' ', "");
     let mut default_fns = Vec::new();
     let mut type_params = Vec::new();
+    let mut slot_types = Vec::new();
     let fields = tool.fields().map(|(param, field)| {
         let name = &param.ident;
         let ty = &param.ty;
         let docs = &field.docs;
         let passthrough = &field.passthrough;
         let default = field.default.as_ref().map(|expr| {
-            let function = format_ident!("__tool_default_{}", unraw(name));
+            let function = default_fn(name);
             let function_name = function.to_string();
             default_fns.push(quote_spanned! {expr.span()=>
                 fn #function() -> #ty {
@@ -164,6 +176,7 @@ fn args_struct(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         } else {
             quote!(#ty)
         };
+        slot_types.push(field_ty.clone());
         quote! {
             #(#docs)*
             #(#passthrough)*
@@ -181,36 +194,236 @@ fn args_struct(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             .join(", ")
     };
     let (deserialize_bounds, schema_bounds) = (bounds("ParamDeserialize"), bounds("ParamSchema"));
-    let deserialize_params = type_params
+    let deserialize_params: Vec<TokenStream> = type_params
         .iter()
-        .map(|param| quote!(#param: #p::ParamDeserialize));
+        .map(|param| quote!(#param: #p::ParamDeserialize))
+        .collect();
     let schema_params = type_params
         .iter()
         .map(|param| quote!(#param: #p::ParamSchema));
     let args = Ident::new("__args", Span::mixed_site());
+    let read_by_us: Option<Vec<ParamAttrs>> = tool
+        .fields()
+        .map(|(param, field)| read_param_attrs(&param.ident, field))
+        .collect();
+    let (derives, serde_attr, parse) = match read_by_us {
+        Some(attrs) => (
+            quote!(#[derive(#p::schemars::JsonSchema)]),
+            quote!(#[serde(deny_unknown_fields)]),
+            slots(
+                tool,
+                p,
+                &attrs,
+                &type_params,
+                &slot_types,
+                &deserialize_params,
+            ),
+        ),
+        None => (
+            quote!(#[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]),
+            quote! {
+                #[serde(
+                    crate = #serde_path,
+                    deny_unknown_fields,
+                    bound(deserialize = #deserialize_bounds)
+                )]
+            },
+            quote! {
+                fn __tool_parse<#(#deserialize_params),*>(
+                    #args: #p::ToolArgs<'_>,
+                ) -> #p::Result<__ToolArgs<#(#type_params),*>, #p::ToolError> {
+                    #p::parse_args(#args)
+                }
+            },
+        ),
+    };
+    let schema_of = quote!(<__ToolArgs<#(#type_params),*> as #p::schemars::JsonSchema>);
     quote! {
-        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
-        #[serde(
-            crate = #serde_path,
-            deny_unknown_fields,
-            bound(deserialize = #deserialize_bounds)
-        )]
+        #derives
+        #serde_attr
         #[schemars(crate = #schemars_path, bound = #schema_bounds)]
         struct __ToolArgs<#(#type_params),*> {
             #(#fields)*
         }
 
-        fn __tool_parse<#(#deserialize_params),*>(
-            #args: #p::ToolArgs<'_>,
-        ) -> #p::Result<__ToolArgs<#(#type_params),*>, #p::ToolError> {
-            #p::parse_args(#args)
-        }
+        #parse
 
         fn __tool_schema<#(#schema_params),*>() -> #p::serde_json::Value {
-            #p::input_schema_for::<__ToolArgs<#(#type_params),*>>()
+            #p::input_schema_from(#schema_of::schema_name, #schema_of::json_schema)
         }
 
         #(#default_fns)*
+    }
+}
+
+/// The function that gives a parameter's `#[default = expr]`.
+fn default_fn(name: &Ident) -> Ident {
+    format_ident!("__tool_default_{}", unraw(name))
+}
+
+/// What a parameter's attributes say about parsing it, when the macro knows what they mean.
+struct ParamAttrs {
+    /// The key the parameter is read from: its name or `rename`.
+    name: String,
+    /// Its `alias`es.
+    aliases: Vec<String>,
+    /// The function that gives it when no key does; `None` for serde's missing field.
+    default: Option<TokenStream>,
+}
+
+/// The parameter's name, aliases and default, from `#[default = expr]` and the serde
+/// attributes `rename = "..."`, `alias = "..."`, `default` and `default = "path"`. `None` for
+/// any other serde attribute (or one that does not parse): only serde knows its meaning, and
+/// the parameters keep a derived `Deserialize`.
+fn read_param_attrs(ident: &Ident, field: &crate::model::FieldParam) -> Option<ParamAttrs> {
+    let mut attrs = ParamAttrs {
+        name: unraw(ident),
+        aliases: Vec::new(),
+        default: field.default.as_ref().map(|_| {
+            let function = default_fn(ident);
+            quote!(#function)
+        }),
+    };
+    for attr in &field.passthrough {
+        if !attr.path().is_ident("serde") {
+            continue;
+        }
+        let mut known = true;
+        let parsed = attr.parse_nested_meta(|meta| {
+            let text = |meta: &syn::meta::ParseNestedMeta<'_>| -> syn::Result<String> {
+                Ok(meta.value()?.parse::<syn::LitStr>()?.value())
+            };
+            if meta.path.is_ident("rename") && meta.input.peek(syn::Token![=]) {
+                attrs.name = text(&meta)?;
+            } else if meta.path.is_ident("alias") {
+                attrs.aliases.push(text(&meta)?);
+            } else if meta.path.is_ident("default") && meta.input.peek(syn::Token![=]) {
+                let path: syn::ExprPath = syn::parse_str(&text(&meta)?)?;
+                attrs.default = Some(quote!(#path));
+            } else if meta.path.is_ident("default")
+                && (meta.input.is_empty() || meta.input.peek(syn::Token![,]))
+            {
+                attrs.default = Some(quote!(::core::default::Default::default));
+            } else {
+                known = false;
+                // Consume whatever the attribute holds, so that the rest is still read.
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.input.parse::<proc_macro2::Group>()?;
+                }
+            }
+            Ok(())
+        });
+        if parsed.is_err() || !known {
+            return None;
+        }
+    }
+    Some(attrs)
+}
+
+/// The slots the arguments are parsed into by `parse_params`, and `__tool_parse`, which
+/// turns them into the parameters struct: all this tool's own code for parsing.
+fn slots(
+    tool: &ToolFn,
+    p: &TokenStream,
+    attrs: &[ParamAttrs],
+    type_params: &[Ident],
+    slot_types: &[TokenStream],
+    deserialize_params: &[TokenStream],
+) -> TokenStream {
+    let local = |name: &str| Ident::new(name, Span::mixed_site());
+    let (args, slots, index, input, value) = (
+        local("__args"),
+        local("__slots"),
+        local("__index"),
+        local("__input"),
+        local("__value"),
+    );
+    let members: Vec<syn::Index> = (0..attrs.len()).map(syn::Index::from).collect();
+    let mut keys = Vec::new();
+    let mut params = Vec::new();
+    for (at, attr) in attrs.iter().enumerate() {
+        // As serde lists them in an unknown field's message: name and aliases, sorted.
+        let mut names: Vec<&String> = std::iter::once(&attr.name).chain(&attr.aliases).collect();
+        names.sort();
+        names.dedup();
+        params.extend(std::iter::repeat_n(at, names.len()));
+        keys.extend(names);
+    }
+    // What JSON escapes: `"`, `\` and the control characters below U+0020.
+    let plain = keys.iter().all(|key| {
+        !key.chars()
+            .any(|c| matches!(c, '"' | '\\' | '\0'..='\u{1f}'))
+    });
+    let names = attrs.iter().map(|attr| &attr.name);
+    let fill = attrs
+        .iter()
+        .zip(&members)
+        .map(|(attr, member)| match &attr.default {
+            Some(default) => quote!(#p::fill_with(&mut self.#member, #default);),
+            None => {
+                let name = &attr.name;
+                quote!(#p::fill_missing(&mut self.#member, #name)?;)
+            }
+        });
+    let values: Vec<Ident> = (0..attrs.len())
+        .map(|at| local(&format!("__value{at}")))
+        .collect();
+    let field_names = tool.fields().map(|(param, _)| &param.ident);
+    let nones = members.iter().map(|_| quote!(#p::Option::None));
+    quote! {
+        struct __ToolSlots<#(#type_params),*>(#(#p::Option<#slot_types>),*);
+
+        const __TOOL_PARAMS: #p::ParamTable = #p::ParamTable {
+            keys: &[#(#keys),*],
+            params: &[#(#params),*],
+            names: &[#(#names),*],
+            plain: #plain,
+        };
+
+        impl<#(#deserialize_params),*> #p::ParamSlots for __ToolSlots<#(#type_params),*> {
+            fn set(
+                &mut self,
+                #index: usize,
+                #input: #p::FieldInput<'_>,
+            ) -> #p::Result<usize, #p::FieldError> {
+                match #index {
+                    #(#members => #p::read_param(&mut self.#members, #input),)*
+                    _ => #p::Result::Ok(0),
+                }
+            }
+
+            fn set_value(
+                &mut self,
+                #index: usize,
+                #value: &#p::serde_json::Value,
+            ) -> #p::Result<(), #p::FieldError> {
+                match #index {
+                    #(#members => #p::read_value(&mut self.#members, #value),)*
+                    _ => #p::Result::Ok(()),
+                }
+            }
+
+            fn finish(&mut self) -> #p::Result<(), #p::serde_json::Error> {
+                #(#fill)*
+                #p::Result::Ok(())
+            }
+        }
+
+        fn __tool_parse<#(#deserialize_params),*>(
+            #args: #p::ToolArgs<'_>,
+        ) -> #p::Result<__ToolArgs<#(#type_params),*>, #p::ToolError> {
+            let mut #slots = __ToolSlots::<#(#type_params),*>(#(#nones),*);
+            #p::parse_params(#args, &__TOOL_PARAMS, &mut #slots)?;
+            match #slots {
+                __ToolSlots(#(#p::Option::Some(#values)),*) => {
+                    #p::Result::Ok(__ToolArgs { #(#field_names: #values),* })
+                }
+                #[allow(unreachable_patterns)]
+                _ => #p::Result::Err(#p::params_incomplete()),
+            }
+        }
     }
 }
 

@@ -313,11 +313,11 @@ fn idempotency_is_declared_in_the_spec_only_when_chosen() {
     for (choice, written) in [
         (
             quote!(idempotency = "on"),
-            "idempotency: ::tool_core::__private::Option::Some(true),",
+            "idempotency: __p::Option::Some(true),",
         ),
         (
             quote!(idempotency = "off"),
-            "idempotency: ::tool_core::__private::Option::Some(false),",
+            "idempotency: __p::Option::Some(false),",
         ),
     ] {
         let output = expand(
@@ -342,9 +342,7 @@ fn idempotency_is_declared_in_the_spec_only_when_chosen() {
             },
         );
         assert_eq!(errors(output.clone()), Vec::<String>::new());
-        assert!(
-            pretty(output).contains("idempotency: ::tool_core::__private::Option::Some(true),")
-        );
+        assert!(pretty(output).contains("idempotency: __p::Option::Some(true),"));
     }
 
     // Without the key, nothing is written: the declaration keeps `ToolDecl::UNSET`'s none.
@@ -531,4 +529,70 @@ fn the_body_comes_out_as_written_and_its_inner_docs_describe_the_tool() {
         &mut crate::errors::Errors::default(),
     );
     assert_eq!(described.docs.as_deref(), Some("Reads the number."));
+}
+
+/// Parameters the macro reads itself (names, renames, aliases, defaults) are parsed by code in
+/// `tool-core` shared by every tool; a derived `Deserialize` would be compiled per tool for
+/// every deserializer it is called with (see `tests/compile_cost.md`).
+#[test]
+fn plain_parameters_are_parsed_without_a_derived_deserializer() {
+    let text = pretty(expand(
+        quote!(read_only),
+        quote! {
+            /// Reads.
+            async fn read(
+                /// The order.
+                order_id: String,
+                /// How many.
+                #[default = 3]
+                limit: u32,
+                /// The query.
+                #[serde(rename = "q", alias = "query")]
+                query: Option<String>,
+                /// Verbose.
+                #[serde(default)]
+                #[schemars(extend("x-verbose" = true))]
+                verbose: bool,
+            ) -> String {
+                order_id
+            }
+        },
+    ));
+    assert!(
+        !text.contains("serde::Deserialize"),
+        "the parameters struct derives Deserialize:\n{text}"
+    );
+    assert!(
+        !text.contains("parse_args"),
+        "the parameters are parsed by the generic parse_args:\n{text}"
+    );
+    assert!(text.contains("parse_params"), "{text}");
+}
+
+/// A serde attribute whose meaning only serde knows (`flatten`, `with`, ...) keeps the derived
+/// `Deserialize`, and the generic parse.
+#[test]
+fn other_serde_attributes_keep_the_derived_deserializer() {
+    for attribute in [
+        quote!(#[serde(flatten)]),
+        quote!(#[serde(deserialize_with = "crate::read")]),
+        quote!(#[serde(rename(deserialize = "q"))]),
+        quote!(#[serde(skip)]),
+    ] {
+        let text = pretty(expand(
+            quote!(read_only),
+            quote! {
+                /// Reads.
+                async fn read(
+                    /// The filter.
+                    #attribute
+                    filter: Filter,
+                ) -> String {
+                    String::new()
+                }
+            },
+        ));
+        assert!(text.contains("serde::Deserialize"), "{attribute}:\n{text}");
+        assert!(text.contains("parse_args"), "{attribute}:\n{text}");
+    }
 }
