@@ -112,7 +112,8 @@ pub enum Approval {
 /// Answers the calls the policy asks about: a terminal prompt, a web application, a queue.
 ///
 /// ```
-/// use tool_runtime::{Approval, ApprovalRequest, Approver, BoxFuture};
+/// use tool_runtime::BoxFuture;
+/// use tool_runtime::approvals::{Approval, ApprovalRequest, Approver};
 ///
 /// /// Approves refunds up to 50, denies the rest.
 /// struct SmallRefunds;
