@@ -15,7 +15,7 @@ export CARGO_PROFILE_DEV_DEBUG=0
 
 step() { printf '\n== %s\n' "$*"; }
 
-# The Redis store's tests (tests/tests/redis_store.rs) start their own redis-server on a free
+# The Redis store's tests (tests/tests/exactly_once/redis_store.rs) start their own redis-server on a free
 # loopback port; a machine without one gets Debian's package, quietly (its log is shown only if
 # the install fails). Nothing is started here.
 if ! command -v redis-server >/dev/null 2>&1; then

@@ -1,5 +1,9 @@
 //! A catalogue of bad input: each bad call gets its own error kind, and the good calls of the
 //! same batch come back intact.
+//!
+//! A binary of its own: its runtime is built from the inventory, and
+//! `an_unknown_tool_lists_what_exists` asserts the whole list of tools; the deps-agnostic
+//! `#[tool]`s of any file linked with it would join that list.
 
 use std::time::Duration;
 

@@ -1,5 +1,9 @@
 //! Choosing a runtime's tools: adding a tool keeps the program's `#[tool]`s, the tools left out
 //! for other deps are listed, and deps shared as an `Arc` serve the tools written for them.
+//!
+//! A binary of its own: it asserts the whole set of tools an inventory-built runtime holds and the
+//! tools it leaves out (every other linked file's tools typed to other deps would be left out too),
+//! and the type and file paths its messages name (`builder::Warehouse`, `tests/tests/builder.rs`).
 
 use std::sync::Arc;
 

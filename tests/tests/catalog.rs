@@ -1,4 +1,8 @@
 //! The catalog a runtime builds: which tools it holds, in which order, with which schema bytes.
+//!
+//! A binary of its own: the registries `Registry::from_inventory` builds are asserted whole (the
+//! deps-agnostic `#[tool]`s of any file linked with it would join them), and a message names this
+//! file's path.
 
 use expect_test::expect;
 use tool_runtime::{Registry, RunContext, tool, tools};

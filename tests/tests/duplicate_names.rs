@@ -1,4 +1,8 @@
 //! Two tools with one name: the registry refuses them and names both definitions.
+//!
+//! A binary of its own: `Registry::from_inventory::<()>()` must report this file's duplicate (the
+//! deps-agnostic `#[tool]`s of any file linked with it could bring another, reported first), and
+//! the message names this file's path.
 
 use tool_runtime::{Registry, RegistryError, tool};
 

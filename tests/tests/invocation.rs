@@ -1,5 +1,8 @@
 //! Invoking tools by name with JSON arguments: errors name the field, defaults fill in,
 //! unknown fields and tools are rejected.
+//!
+//! A binary of its own: the unknown tool's hint lists every deps-agnostic `#[tool]` the inventory
+//! holds, which would include those of any file linked with it.
 
 use std::sync::Arc;
 

@@ -1,5 +1,8 @@
 //! The `#[tool]`s of a library crate reach a runtime when the binary names the crate, with one
 //! line, even though it never calls into it.
+//!
+//! A binary of its own: which tools the binary links is what it tests; the runtime built from the
+//! inventory must hold the library's tool and no other file's.
 
 use tool_library as _;
 use tool_runtime::{Runtime, Session, ToolCall};

@@ -1,4 +1,4 @@
-//! One process of the cross-process idempotency race (`tests/tests/redis_layer.rs`).
+//! One process of the cross-process idempotency race (`tests/tests/exactly_once/redis_layer.rs`).
 //!
 //! `idempotent_worker <redis-url> <prefix> <others> <call-id>` builds a runtime whose
 //! idempotency store is a `RedisStore` on `<redis-url>`, with one stateful tool, `open_ticket`,

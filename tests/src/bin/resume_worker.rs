@@ -1,4 +1,4 @@
-//! One process of the cross-process resume race (`tests/tests/redis_resume.rs`).
+//! One process of the cross-process resume race (`tests/tests/gates/redis_resume.rs`).
 //!
 //! `resume_worker <redis-url> <prefix> <racers> <secret-byte> <decision>` builds a runtime
 //! whose approval store is a `RedisStore` on `<redis-url>` (the default prefix, shared with

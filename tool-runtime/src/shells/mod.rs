@@ -22,6 +22,9 @@ pub(crate) mod contain;
 pub(crate) mod retry;
 pub(crate) mod timeout;
 
+#[cfg(test)]
+mod stage_tests;
+
 use std::time::Duration;
 
 pub(crate) use retry::Retry;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::{Value, json};
+use tests::report::one_call;
 use tool_runtime::{
-    MemoryArtifacts, Observation, Page, Redactor, RunContext, Runtime, SecretPattern, Session,
-    ToolCall, ToolError, tool,
+    MemoryArtifacts, Page, Redactor, RunContext, Runtime, SecretPattern, ToolError, tool,
 };
 
 /// Deps of these tests.
@@ -108,16 +108,9 @@ fn runtime() -> Runtime<Desk> {
     }
 }
 
-async fn run(runtime: &Runtime<Desk>, session: &str, name: &str, args: &str) -> Observation {
-    let report = runtime
-        .execute(&Session::new(session), [ToolCall::new("c", name, args)])
-        .await;
-    report.observations()[0].clone()
-}
-
 #[tokio::test]
 async fn a_key_after_an_escaped_newline_is_redacted() {
-    let observation = run(&runtime(), "s", "document", "{}").await;
+    let observation = one_call(&runtime(), "s", "document", "{}").await;
     let text = observation.text_for_model();
     assert!(!text.contains(KEY), "{text}");
     assert_eq!(
@@ -129,7 +122,7 @@ async fn a_key_after_an_escaped_newline_is_redacted() {
 
 #[tokio::test]
 async fn a_calling_tool_reads_its_nested_results_redacted_text_and_json_alike() {
-    let observation = run(&runtime(), "s", "reads_nested", "{}").await;
+    let observation = one_call(&runtime(), "s", "reads_nested", "{}").await;
     assert_eq!(observation.error_kind(), None, "{observation:?}");
     let read = READ_NESTED
         .lock()
@@ -147,7 +140,7 @@ async fn a_calling_tool_reads_its_nested_results_redacted_text_and_json_alike() 
 
 #[tokio::test]
 async fn hints_and_details_of_errors_are_redacted() {
-    let observation = run(&runtime(), "s", "failing_with_secrets", "{}").await;
+    let observation = one_call(&runtime(), "s", "failing_with_secrets", "{}").await;
     let text = observation.text_for_model();
     assert!(!text.contains(KEY), "{text}");
     let error = observation.error().cloned();
@@ -163,7 +156,7 @@ async fn hints_and_details_of_errors_are_redacted() {
 
 #[tokio::test]
 async fn the_page_notice_is_redacted_too() {
-    let observation = run(&runtime(), "s", "paged", "{}").await;
+    let observation = one_call(&runtime(), "s", "paged", "{}").await;
     assert_eq!(
         observation.content(),
         Some(
@@ -184,13 +177,13 @@ async fn custom_patterns_that_cannot_share_one_regex_keep_the_built_in_ones() {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
     };
-    let observation = run(&runtime, "s", "document", "{}").await;
+    let observation = one_call(&runtime, "s", "document", "{}").await;
     assert!(!observation.text_for_model().contains(KEY));
 }
 
 #[tokio::test]
 async fn an_error_is_cut_to_the_tools_limit_with_a_notice() {
-    let observation = run(&runtime(), "s", "huge_error", "{}").await;
+    let observation = one_call(&runtime(), "s", "huge_error", "{}").await;
     let Some(error) = observation.error() else {
         panic!("{observation:?}");
     };
@@ -221,7 +214,7 @@ fn suggested_call(content: &str) -> Value {
 #[tokio::test]
 async fn the_suggested_read_works_and_pages_return_the_stored_text_exactly() {
     let runtime = runtime();
-    let cut = run(&runtime, "s-1", "long_report", "{}").await;
+    let cut = one_call(&runtime, "s-1", "long_report", "{}").await;
     assert!(cut.truncated());
     let Some(id) = cut.artifact().map(str::to_owned) else {
         panic!("no artifact");
@@ -230,7 +223,7 @@ async fn the_suggested_read_works_and_pages_return_the_stored_text_exactly() {
     assert!(!content.contains(KEY));
     let args = suggested_call(content);
     assert_eq!(args["limit"], json!(16_000), "{args}");
-    let page = run(&runtime, "s-1", "read_artifact", &args.to_string()).await;
+    let page = one_call(&runtime, "s-1", "read_artifact", &args.to_string()).await;
     assert!(page.is_success(), "{page:?}");
 
     // Read the whole artifact page by page, starting at odd offsets; the pages put together
@@ -249,7 +242,7 @@ async fn the_suggested_read_works_and_pages_return_the_stored_text_exactly() {
     let mut pages = 0;
     while offset < expected.chars().count() {
         let args = json!({"artifact_id": id, "offset": offset, "limit": 7_777});
-        let page = run(&runtime, "s-1", "read_artifact", &args.to_string()).await;
+        let page = one_call(&runtime, "s-1", "read_artifact", &args.to_string()).await;
         let Some(text) = page.content() else {
             panic!("{page:?}");
         };
@@ -263,7 +256,7 @@ async fn the_suggested_read_works_and_pages_return_the_stored_text_exactly() {
     assert_eq!(read, expected);
     // A page that starts inside a redaction marker comes back as stored.
     let args = json!({"artifact_id": id, "offset": 2_510, "limit": 40});
-    let page = run(&runtime, "s-1", "read_artifact", &args.to_string()).await;
+    let page = one_call(&runtime, "s-1", "read_artifact", &args.to_string()).await;
     let body: String = expected.chars().skip(2_510).take(40).collect();
     assert!(page.content().is_some_and(|text| text.ends_with(&body)));
 }
@@ -277,14 +270,14 @@ async fn an_artifact_is_readable_only_from_its_session() {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
     };
-    let cut = run(&runtime, "s-1", "long_report", "{}").await;
+    let cut = one_call(&runtime, "s-1", "long_report", "{}").await;
     let Some(id) = cut.artifact().map(str::to_owned) else {
         panic!("no artifact");
     };
     let args = json!({"artifact_id": id}).to_string();
-    let own = run(&runtime, "s-1", "read_artifact", &args).await;
+    let own = one_call(&runtime, "s-1", "read_artifact", &args).await;
     assert!(own.is_success());
-    let other = run(&runtime, "s-2", "read_artifact", &args).await;
+    let other = one_call(&runtime, "s-2", "read_artifact", &args).await;
     assert_eq!(
         other.error().map(|error| error.message().to_owned()),
         Some(format!("there is no artifact `{id}`"))
@@ -293,7 +286,7 @@ async fn an_artifact_is_readable_only_from_its_session() {
 
 #[tokio::test]
 async fn an_empty_tool_name_gets_no_suggestion() {
-    let observation = run(&runtime(), "s", "", "{}").await;
+    let observation = one_call(&runtime(), "s", "", "{}").await;
     let error = observation.error().cloned();
     assert_eq!(
         error.as_ref().map(|error| error.message()),
@@ -321,7 +314,7 @@ async fn a_large_output_is_shaped_without_holding_up_the_turns_task() {
             }
         }
     });
-    let observation = run(&runtime(), "s", "huge_output", "{}").await;
+    let observation = one_call(&runtime(), "s", "huge_output", "{}").await;
     let during = TICKS.load(Ordering::SeqCst) - TICKS_AT_RETURN.load(Ordering::SeqCst);
     done.store(true, Ordering::SeqCst);
     let _ = ticker.await;

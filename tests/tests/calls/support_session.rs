@@ -2,6 +2,7 @@
 
 use examples::support::SupportDeps;
 use serde::Deserialize;
+use tests::report::kinds;
 use tool_runtime::{Runtime, Session, ToolCall, TurnReport};
 
 #[derive(Deserialize)]
@@ -16,7 +17,7 @@ struct Turn {
 }
 
 async fn run_transcript() -> Vec<TurnReport> {
-    let text = include_str!("../../examples/transcripts/support_desk.json");
+    let text = include_str!("../../../examples/transcripts/support_desk.json");
     let transcript: Transcript = match serde_json::from_str(text) {
         Ok(transcript) => transcript,
         Err(error) => panic!("transcript: {error}"),
@@ -48,14 +49,6 @@ async fn run_transcript() -> Vec<TurnReport> {
         reports.push(runtime.execute(&session, calls).await);
     }
     reports
-}
-
-fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report
-        .observations()
-        .iter()
-        .map(|o| o.error_kind())
-        .collect()
 }
 
 #[tokio::test(start_paused = true)]

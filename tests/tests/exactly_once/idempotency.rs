@@ -1,16 +1,22 @@
-//! Exactly once: a write repeated within its window runs once; only success is kept; the
-//! layer sits inside the gates and outside retry and timeout.
+//! Exactly once, through the runtime with the memory store (the default): a thousand
+//! concurrent copies run once; duplicates refused instead of waiting; the key a tool reads;
+//! reads and idempotent tools skip the layer; a claim outlasting a shorter window; a waiting
+//! copy stopped by its turn's cancellation; the same call resumed after a crash; the memory
+//! store's bounds; an unreachable store; a replay's audit.
+//!
+//! What the layer does on every store is `layer.rs`'s.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tests::report::{kinds, replayed};
+use tests::stores::Recording;
 use tool_runtime::{
-    Action, BoxFuture, CancellationToken, Claim, ConcurrentDuplicates, Holder, IdempotencyKey,
-    IdempotencyStore, Lookup, MemoryIdempotency, Policy, RetryPolicy, RunContext, Runtime,
-    RuntimeBuilder, Session, SharedFailure, StoreError, StoredResult, ToolCall, ToolError,
-    TurnReport, tool, tools,
+    BoxFuture, CancellationToken, Claim, ConcurrentDuplicates, IdempotencyKey, IdempotencyStore,
+    Lookup, MemoryIdempotency, RetryPolicy, RunContext, Runtime, RuntimeBuilder, Session,
+    SharedFailure, StoreError, StoredResult, ToolCall, ToolError, tool, tools,
 };
 
 /// What the tools did.
@@ -102,90 +108,6 @@ fn ticket(id: &str, arguments: Value) -> ToolCall {
     ToolCall::new(id, "create_ticket", arguments)
 }
 
-fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report
-        .observations()
-        .iter()
-        .map(|o| o.error_kind())
-        .collect()
-}
-
-#[tokio::test]
-async fn a_repeated_write_runs_once_and_the_repeat_replays_its_result() {
-    let (runtime, backend) = build(|builder| builder);
-    let session = Session::new("s");
-    let first = runtime
-        .execute(&session, [ticket("1", json!({ "subject": "broken" }))])
-        .await;
-    let again = runtime
-        .execute(&session, [ticket("2", json!({ "subject": "broken" }))])
-        .await;
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 1);
-    assert!(!first.observations()[0].replayed());
-    assert!(again.observations()[0].replayed());
-    assert_eq!(again.observations()[0].attempts(), 0);
-    assert_eq!(
-        first.observations()[0].content(),
-        again.observations()[0].content()
-    );
-    // Within one turn too.
-    let turn = runtime
-        .execute(
-            &session,
-            [
-                ticket("3", json!({ "subject": "other" })),
-                ticket("4", json!({ "subject": "other" })),
-            ],
-        )
-        .await;
-    assert_eq!(kinds(&turn), [None, None]);
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 2);
-    assert!(turn.observations()[1].replayed());
-}
-
-#[tokio::test]
-async fn key_order_null_and_defaults_do_not_change_the_fingerprint() {
-    let (runtime, backend) = build(|builder| builder);
-    let session = Session::new("s");
-    let report = runtime
-        .execute(
-            &session,
-            [
-                ticket("1", json!({ "subject": "x" })),
-                ticket("2", json!({ "note": null, "subject": "x" })),
-                ticket("3", json!({ "priority": "normal", "subject": "x" })),
-                ToolCall::new(
-                    "4",
-                    "create_ticket",
-                    r#"{"subject":"x","priority":"normal","note":null}"#,
-                ),
-                ticket("5", json!({ "subject": "x", "priority": "high" })),
-            ],
-        )
-        .await;
-    assert_eq!(kinds(&report), [None; 5]);
-    let replayed: Vec<bool> = report.observations().iter().map(|o| o.replayed()).collect();
-    assert_eq!(replayed, [false, true, true, true, false]);
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 2);
-}
-
-#[tokio::test]
-async fn only_success_is_kept() {
-    let (runtime, backend) = build(|builder| builder);
-    backend.failures_left.store(1, Ordering::SeqCst);
-    let session = Session::new("s");
-    let failed = runtime
-        .execute(&session, [ticket("1", json!({ "subject": "x" }))])
-        .await;
-    assert_eq!(kinds(&failed), [Some("execution_failed")]);
-    let retried = runtime
-        .execute(&session, [ticket("2", json!({ "subject": "x" }))])
-        .await;
-    assert_eq!(kinds(&retried), [None]);
-    assert!(!retried.observations()[0].replayed());
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 1);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_thousand_concurrent_identical_calls_run_once_and_share_the_result() {
     let (runtime, backend) = build(|builder| builder);
@@ -237,87 +159,6 @@ async fn concurrent_duplicates_can_be_refused_instead() {
     assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
 }
 
-#[tokio::test(start_paused = true)]
-async fn the_window_counts_from_the_first_call() {
-    // A window longer than the call can run (its 60 s timeout, once): the window decides.
-    let (runtime, backend) = build(|builder| {
-        builder
-            .retry(RetryPolicy::none())
-            .idempotency_ttl(Duration::from_secs(120))
-    });
-    let session = Session::new("s");
-    let call = || [ticket("1", json!({ "subject": "x" }))];
-    runtime.execute(&session, call()).await;
-    tokio::time::advance(Duration::from_secs(119)).await;
-    assert!(runtime.execute(&session, call()).await.observations()[0].replayed());
-    tokio::time::advance(Duration::from_secs(2)).await;
-    let after = runtime.execute(&session, call()).await;
-    assert!(!after.observations()[0].replayed());
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 2);
-}
-
-#[tokio::test]
-async fn sessions_are_isolated_unless_a_scope_joins_them() {
-    let (runtime, backend) = build(|builder| builder);
-    for session in ["a", "b"] {
-        runtime
-            .execute(
-                &Session::new(session),
-                [ticket("1", json!({ "subject": "x" }))],
-            )
-            .await;
-    }
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 2);
-    let (runtime, backend) = build(|builder| builder.idempotency_scope(|_| "tenant-1".to_owned()));
-    for session in ["a", "b"] {
-        runtime
-            .execute(
-                &Session::new(session),
-                [ticket("1", json!({ "subject": "x" }))],
-            )
-            .await;
-    }
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 1);
-}
-
-#[tokio::test]
-async fn an_explicit_key_runs_once_and_its_reuse_with_other_arguments_is_refused() {
-    let (runtime, backend) = build(|builder| builder);
-    let session = Session::new("s");
-    let first = runtime
-        .execute(
-            &session,
-            [ticket("1", json!({ "subject": "x" })).with_idempotency_key("req-42")],
-        )
-        .await;
-    assert_eq!(kinds(&first), [None]);
-    let report = runtime
-        .execute(
-            &session,
-            [
-                ticket("2", json!({ "priority": "normal", "subject": "x" }))
-                    .with_idempotency_key("req-42"),
-                ticket("3", json!({ "subject": "y" })).with_idempotency_key("req-42"),
-            ],
-        )
-        .await;
-    assert_eq!(
-        kinds(&report),
-        [None, Some("idempotency_key_reused")],
-        "{:?}",
-        report.observations()
-    );
-    assert!(report.observations()[0].replayed());
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 1);
-    // The tool read the key from its context, to forward it downstream.
-    let keys = backend
-        .keys
-        .lock()
-        .map(|keys| keys.clone())
-        .unwrap_or_default();
-    assert_eq!(keys, [Some("req-42".to_owned())]);
-}
-
 #[tokio::test]
 async fn a_derived_key_reaches_the_tool_and_is_stable() {
     let (runtime, backend) = build(|builder| builder);
@@ -340,7 +181,7 @@ async fn a_derived_key_reaches_the_tool_and_is_stable() {
 
 #[tokio::test]
 async fn reads_and_idempotent_tools_skip_the_layer() {
-    let store = Arc::new(CountingStore::default());
+    let store = Arc::new(Recording::new(MemoryIdempotency::default()));
     let (runtime, backend) = build(|builder| builder.idempotency(Arc::clone(&store)));
     let session = Session::new("s");
     runtime
@@ -353,78 +194,8 @@ async fn reads_and_idempotent_tools_skip_the_layer() {
             ],
         )
         .await;
-    assert_eq!(store.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(store.requests().total(), 0);
     assert_eq!(backend.tickets.load(Ordering::SeqCst), 2);
-}
-
-#[tokio::test]
-async fn a_denied_call_never_reaches_the_store_and_a_replay_skips_retry_and_timeout() {
-    let store = Arc::new(CountingStore::default());
-    let (runtime, backend) = build(|builder| {
-        builder
-            .idempotency(Arc::clone(&store))
-            .policy(Policy::new().tool("create_ticket", Action::Deny))
-            .retry(RetryPolicy::default())
-    });
-    let report = runtime
-        .execute(&Session::new("s"), [ticket("1", json!({ "subject": "x" }))])
-        .await;
-    assert_eq!(kinds(&report), [Some("denied")]);
-    assert_eq!(store.calls.load(Ordering::SeqCst), 0);
-    assert_eq!(backend.tickets.load(Ordering::SeqCst), 0);
-
-    // A replay does not run the tool: no attempt, so no retry and no timeout.
-    let (runtime, backend) = build(|builder| builder);
-    let session = Session::new("s");
-    let fast = runtime
-        .execute(
-            &session,
-            [ToolCall::new("1", "slow_write", json!({ "millis": 1 }))],
-        )
-        .await;
-    assert_eq!(kinds(&fast), [None]);
-    let replay = runtime
-        .execute(
-            &session,
-            [ToolCall::new("2", "slow_write", json!({ "millis": 1 }))],
-        )
-        .await;
-    assert!(replay.observations()[0].replayed());
-    assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_write_stopped_by_its_timeout_keeps_its_claim_for_the_window() {
-    let (runtime, backend) = build(|builder| {
-        builder
-            .retry(RetryPolicy::none())
-            .idempotency_ttl(Duration::from_secs(60))
-            .idempotency_wait(Duration::from_millis(20))
-    });
-    let session = Session::new("s");
-    let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 200 }))];
-    let first = runtime.execute(&session, call("1")).await;
-    assert_eq!(kinds(&first), [Some("timeout")]);
-    // It may have done its work: no copy runs while the claim stands, whatever its call id,
-    // and long after the call could still be running; each is told so at once.
-    for (id, after) in [("2", 0), ("1", 0), ("1", 5), ("2", 30)] {
-        tokio::time::advance(Duration::from_secs(after)).await;
-        let again = runtime.execute(&session, call(id)).await;
-        assert_eq!(
-            kinds(&again),
-            [Some("outcome_unknown")],
-            "{id} after {after} s"
-        );
-    }
-    // The window over, the key is free again.
-    tokio::time::advance(Duration::from_secs(31)).await;
-    let later = runtime.execute(&session, call("3")).await;
-    assert_eq!(
-        kinds(&later),
-        [Some("timeout")],
-        "it ran (and timed out again)"
-    );
-    assert_eq!(backend.slow_runs.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -513,91 +284,6 @@ async fn the_same_call_resumed_after_a_crash_takes_its_claim_over_once_its_run_c
     // Its result now answers every copy.
     let later = runtime.execute(&session, call("2")).await;
     assert!(later.observations()[0].replayed());
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_claim_taken_over_cannot_be_freed_or_completed_by_the_run_it_was_taken_from() {
-    let store = MemoryIdempotency::default();
-    let ttl = Duration::from_secs(60);
-    let own = |token: &str| IdempotencyKey {
-        scope: "s".into(),
-        tool: "refund".into(),
-        digest: "d".into(),
-        arguments_digest: "a".into(),
-        holder: Some(Holder {
-            token: token.into(),
-            stale_after: Duration::from_secs(1),
-        }),
-    };
-    let claim = |lookup: Result<Lookup, StoreError>| match lookup {
-        Ok(Lookup::Claimed(claim)) => claim,
-        other => panic!("not claimed: {other:?}"),
-    };
-    let first = claim(store.claim(own("call-1"), ttl).await);
-    tokio::time::advance(Duration::from_secs(2)).await;
-    let taken = claim(store.claim(own("call-1"), ttl).await);
-    assert_ne!(taken, first);
-    // The first run was only paused: coming back, it can neither free nor complete the claim.
-    let failure = SharedFailure {
-        kind: "failed".into(),
-        message: "no".into(),
-    };
-    let stale = |output: &str| StoredResult {
-        arguments_digest: "a".into(),
-        output: output.into(),
-        page: None,
-    };
-    store
-        .release(own("call-1"), first.clone(), failure)
-        .await
-        .expect("answers");
-    store
-        .complete(own("call-1"), first, stale("stale"))
-        .await
-        .expect("answers");
-    assert_eq!(
-        store.claim(own("call-2"), ttl).await.expect("answers"),
-        Lookup::Pending
-    );
-    store
-        .complete(own("call-1"), taken, stale("kept"))
-        .await
-        .expect("answers");
-    assert_eq!(
-        store.claim(own("call-2"), ttl).await.expect("answers"),
-        Lookup::Done(stale("kept"))
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_claim_taken_over_lasts_as_long_as_the_call_can_run_again() {
-    let store = MemoryIdempotency::default();
-    let own = |token: &str| IdempotencyKey {
-        scope: "s".into(),
-        tool: "refund".into(),
-        digest: "d".into(),
-        arguments_digest: "a".into(),
-        holder: Some(Holder {
-            token: token.into(),
-            stale_after: Duration::from_millis(300),
-        }),
-    };
-    let window = Duration::from_secs(1);
-    assert!(matches!(
-        store.claim(own("call-1"), window).await,
-        Ok(Lookup::Claimed(_))
-    ));
-    tokio::time::advance(Duration::from_millis(850)).await;
-    assert!(matches!(
-        store.claim(own("call-1"), window).await,
-        Ok(Lookup::Claimed(_))
-    ));
-    // Past the window from the first claim, the run taken over may still be going.
-    tokio::time::advance(Duration::from_millis(200)).await;
-    assert_eq!(
-        store.claim(own("call-2"), window).await.expect("answers"),
-        Lookup::Pending
-    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -693,8 +379,7 @@ async fn the_memory_store_evicts_the_oldest_result_first_and_never_a_claim() {
             ],
         )
         .await;
-    let replayed: Vec<bool> = report.observations().iter().map(|o| o.replayed()).collect();
-    assert_eq!(replayed, [true, false]);
+    assert_eq!(replayed(&report), [true, false]);
     assert_eq!(backend.tickets.load(Ordering::SeqCst), 4);
 
     // Claims in flight are never evicted: a full store of claims refuses a new one.
@@ -714,51 +399,6 @@ async fn the_memory_store_evicts_the_oldest_result_first_and_never_a_claim() {
         claims.claim(key("1"), Duration::from_secs(60)).await,
         Ok(Lookup::Pending)
     ));
-}
-
-/// A store that answers like memory and counts how often it was asked.
-#[derive(Default)]
-struct CountingStore {
-    inner: MemoryIdempotency,
-    calls: AtomicU32,
-}
-
-impl IdempotencyStore for CountingStore {
-    fn claim(
-        &self,
-        key: IdempotencyKey,
-        ttl: Duration,
-    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.inner.claim(key, ttl)
-    }
-    fn wait(
-        &self,
-        key: IdempotencyKey,
-        ttl: Duration,
-        wait: Duration,
-    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.inner.wait(key, ttl, wait)
-    }
-    fn complete(
-        &self,
-        key: IdempotencyKey,
-        claim: Claim,
-        result: StoredResult,
-    ) -> BoxFuture<'_, Result<(), StoreError>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.inner.complete(key, claim, result)
-    }
-    fn release(
-        &self,
-        key: IdempotencyKey,
-        claim: Claim,
-        failure: SharedFailure,
-    ) -> BoxFuture<'_, Result<(), StoreError>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.inner.release(key, claim, failure)
-    }
 }
 
 /// A store that is never reachable.

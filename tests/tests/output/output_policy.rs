@@ -2,9 +2,8 @@
 //! and `read_artifact` for the rest.
 
 use serde_json::json;
-use tool_runtime::{
-    Page, Redactor, Runtime, SecretPattern, Session, ToolCall, ToolError, tool, tools,
-};
+use tests::report::one_call;
+use tool_runtime::{Page, Redactor, Runtime, SecretPattern, ToolError, tool, tools};
 
 /// Deps of the output tests.
 pub struct Desk;
@@ -64,16 +63,9 @@ fn runtime() -> Runtime<Desk> {
     }
 }
 
-async fn run(runtime: &Runtime<Desk>, name: &str, args: &str) -> tool_runtime::Observation {
-    let report = runtime
-        .execute(&Session::new("s"), vec![ToolCall::new("c", name, args)])
-        .await;
-    report.observations()[0].clone()
-}
-
 #[tokio::test]
 async fn secrets_are_replaced_by_their_kind() {
-    let observation = run(&runtime(), "config", "{}").await;
+    let observation = one_call(&runtime(), "s", "config", "{}").await;
     assert_eq!(
         observation.content(),
         Some(
@@ -85,7 +77,7 @@ async fn secrets_are_replaced_by_their_kind() {
 
 #[tokio::test]
 async fn secrets_in_error_messages_are_redacted_too() {
-    let observation = run(&runtime(), "leaky", "{}").await;
+    let observation = one_call(&runtime(), "s", "leaky", "{}").await;
     assert_eq!(
         observation.error().map(|error| error.message()),
         Some("cannot connect to mysql://root:[REDACTED:url_password]@10.0.0.5/prod")
@@ -105,14 +97,14 @@ async fn patterns_are_configurable() {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
     };
-    let observation = run(&runtime, "internal_token", "{}").await;
+    let observation = one_call(&runtime, "s", "internal_token", "{}").await;
     assert_eq!(observation.content(), Some("token [REDACTED:ticket_token]"));
 }
 
 #[tokio::test]
 async fn a_cut_output_names_the_artifact_and_read_artifact_returns_the_rest() {
     let runtime = runtime();
-    let observation = run(&runtime, "numbers", "{}").await;
+    let observation = one_call(&runtime, "s", "numbers", "{}").await;
     let Some(id) = observation.artifact().map(str::to_owned) else {
         panic!("no artifact: {observation:?}");
     };
@@ -129,8 +121,9 @@ async fn a_cut_output_names_the_artifact_and_read_artifact_returns_the_rest() {
     assert_eq!(observation.content(), Some(expected.as_str()));
     assert!(observation.truncated());
 
-    let rest = run(
+    let rest = one_call(
         &runtime,
+        "s",
         "read_artifact",
         &json!({"artifact_id": id, "offset": 70, "limit": 40}).to_string(),
     )
@@ -142,8 +135,9 @@ async fn a_cut_output_names_the_artifact_and_read_artifact_returns_the_rest() {
             &full[70..110]
         ))
     );
-    let missing = run(
+    let missing = one_call(
         &runtime,
+        "s",
         "read_artifact",
         r#"{"artifact_id":"art-0000000000000000"}"#,
     )
@@ -157,7 +151,7 @@ async fn a_cut_output_names_the_artifact_and_read_artifact_returns_the_rest() {
 #[tokio::test]
 async fn pages_tell_the_total_and_the_next_cursor() {
     let runtime = runtime();
-    let first = run(&runtime, "letters", "{}").await;
+    let first = one_call(&runtime, "s", "letters", "{}").await;
     assert_eq!(
         first.content(),
         Some(
@@ -168,7 +162,7 @@ async fn pages_tell_the_total_and_the_next_cursor() {
         first.page().and_then(|page| page.next_cursor.as_deref()),
         Some("p2")
     );
-    let last = run(&runtime, "letters", r#"{"cursor":"p2"}"#).await;
+    let last = one_call(&runtime, "s", "letters", r#"{"cursor":"p2"}"#).await;
     assert_eq!(
         last.content(),
         Some("{\"items\":[\"c\"],\"total\":3}\n[page: 1 items of 3; this is the last page]")

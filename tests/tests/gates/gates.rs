@@ -7,10 +7,14 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use tests::approver::Scripted;
+use tests::assert_send;
+use tests::decisions::{deferring, keys, signed};
+use tests::report::kinds;
 use tool_runtime::{
     Action, Approval, ApprovalRequest, ApprovalStore, Approver, BoxFuture, BuildError, Compare,
     DecisionKeys, MemoryApprovalStore, MemoryAudit, Policy, Preview, Principal, RunContext,
-    Runtime, Scope, Session, SignedDecision, ToolCall, TurnReport, intents, tool, tools,
+    Runtime, Scope, Session, SignedDecision, ToolCall, intents, tool, tools,
 };
 
 /// What the tools did.
@@ -125,19 +129,9 @@ fn call(id: &str, tool: &str, arguments: Value) -> ToolCall {
     ToolCall::new(id, tool, arguments)
 }
 
-fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report
-        .observations()
-        .iter()
-        .map(|observation| observation.error_kind())
-        .collect()
-}
-
 fn billing_session() -> Session {
     Session::new("s-billing").with_principal(Principal::new("ada").with_role("billing"))
 }
-
-use tests::approver::Scripted;
 
 fn names(runtime: &Runtime<Desk>, session: &Session) -> Vec<String> {
     runtime
@@ -663,18 +657,13 @@ async fn consecutive_denials_stop_asks_and_writes_until_reset() {
 // ---- deferred approvals ------------------------------------------------------------------
 
 fn deferred(store: Arc<MemoryApprovalStore>, keys: DecisionKeys) -> (Runtime<Desk>, Arc<Desk>) {
-    desk_runtime(|builder| {
-        builder
-            .approver(Scripted::new((0..8).map(|_| Approval::Pending)))
-            .approval_store(store as Arc<dyn ApprovalStore>)
-            .decision_keys(keys)
-    })
+    desk_runtime(|builder| deferring(builder, store, keys))
 }
 
 #[tokio::test]
 async fn a_pending_call_resumes_in_another_runtime_once() {
     let store = Arc::new(MemoryApprovalStore::default());
-    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let keys = keys();
     let (first, _) = deferred(Arc::clone(&store), keys.clone());
     let session = Session::new("s-1").with_principal(Principal::new("ada"));
     let report = first
@@ -695,10 +684,7 @@ async fn a_pending_call_resumes_in_another_runtime_once() {
 
     // Another process: its own runtime, the same keys and store.
     let (second, desk) = deferred(Arc::clone(&store), keys);
-    let decision = match second.sign_decision(&pending[0], Approval::Approve) {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
-    };
+    let decision = signed(&second, &pending[0], Approval::Approve);
     let report = second.resume(&session, [decision.clone()]).await;
     assert_eq!(kinds(&report), [None]);
     assert_eq!(report.observations()[0].call_id(), "c1");
@@ -713,7 +699,7 @@ async fn a_pending_call_resumes_in_another_runtime_once() {
 #[tokio::test]
 async fn a_resumed_call_keeps_the_idempotency_key_its_caller_gave() {
     let store = Arc::new(MemoryApprovalStore::default());
-    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let keys = keys();
     let (first, _) = deferred(Arc::clone(&store), keys.clone());
     let session = Session::new("s-1");
     let report = first
@@ -729,10 +715,7 @@ async fn a_resumed_call_keeps_the_idempotency_key_its_caller_gave() {
     assert_eq!(pending[0].idempotency_key.as_deref(), Some("req-42"));
 
     let (second, desk) = deferred(Arc::clone(&store), keys);
-    let decision = match second.sign_decision(&pending[0], Approval::Approve) {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
-    };
+    let decision = signed(&second, &pending[0], Approval::Approve);
     let report = second.resume(&session, [decision]).await;
     assert_eq!(kinds(&report), [None]);
     let ran_under = desk.deletion_keys.lock().map(|keys| keys.clone()).ok();
@@ -742,7 +725,7 @@ async fn a_resumed_call_keeps_the_idempotency_key_its_caller_gave() {
 #[tokio::test]
 async fn a_persons_approval_by_decision_runs_even_after_denials_stopped_the_session() {
     let store = Arc::new(MemoryApprovalStore::default());
-    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let keys = keys();
     let (first, _) = deferred(Arc::clone(&store), keys.clone());
     let session = Session::new("s-1");
     let report = first
@@ -779,10 +762,7 @@ async fn a_persons_approval_by_decision_runs_even_after_denials_stopped_the_sess
     assert_eq!(kinds(&stopped), [Some("too_many_denials")]);
     // A person's signed approval is an approval like any other: it runs, and the session goes
     // on.
-    let decision = match second.sign_decision(&pending[0], Approval::Approve) {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
-    };
+    let decision = signed(&second, &pending[0], Approval::Approve);
     let report = second.resume(&session, [decision]).await;
     assert_eq!(kinds(&report), [None]);
     assert_eq!(desk.deleted.load(Ordering::SeqCst), 1);
@@ -791,7 +771,7 @@ async fn a_persons_approval_by_decision_runs_even_after_denials_stopped_the_sess
 #[tokio::test]
 async fn forged_foreign_and_mismatched_decisions_are_refused() {
     let store = Arc::new(MemoryApprovalStore::default());
-    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let keys = keys();
     let (runtime, desk) = deferred(Arc::clone(&store), keys);
     let session = Session::new("s-1").with_principal(Principal::new("ada"));
     runtime
@@ -807,14 +787,10 @@ async fn forged_foreign_and_mismatched_decisions_are_refused() {
     let Some(pending) = pending.first() else {
         panic!("the call waits");
     };
-    let signed = |pending: &tool_runtime::PendingApproval| match runtime
-        .sign_decision(pending, Approval::Approve)
-    {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
-    };
+    let approved =
+        |pending: &tool_runtime::PendingApproval| signed(&runtime, pending, Approval::Approve);
     // Forged: one character of the signature changed.
-    let good = signed(pending);
+    let good = approved(pending);
     let mut forged = good.as_str().to_owned();
     let last = forged
         .pop()
@@ -825,10 +801,7 @@ async fn forged_foreign_and_mismatched_decisions_are_refused() {
         Arc::new(MemoryApprovalStore::default()),
         DecisionKeys::new("k1", [9_u8; 32].to_vec()),
     );
-    let foreign = match other.sign_decision(pending, Approval::Approve) {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
-    };
+    let foreign = signed(&other, pending, Approval::Approve);
     // For other arguments, another session, another principal.
     let mut other_arguments = pending.clone();
     other_arguments.arguments_digest = "0".repeat(64);
@@ -842,9 +815,9 @@ async fn forged_foreign_and_mismatched_decisions_are_refused() {
             [
                 SignedDecision::from(forged),
                 foreign,
-                signed(&other_arguments),
-                signed(&other_session),
-                signed(&other_principal),
+                approved(&other_arguments),
+                approved(&other_session),
+                approved(&other_principal),
             ],
         )
         .await;
@@ -858,8 +831,8 @@ async fn forged_foreign_and_mismatched_decisions_are_refused() {
 #[tokio::test]
 async fn an_expired_decision_is_refused_and_a_denial_is_answered() {
     let store = Arc::new(MemoryApprovalStore::default());
-    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec()).with_ttl(Duration::ZERO);
-    let (runtime, desk) = deferred(Arc::clone(&store), keys);
+    let expiring = keys().with_ttl(Duration::ZERO);
+    let (runtime, desk) = deferred(Arc::clone(&store), expiring);
     let session = Session::new("s-1");
     runtime
         .execute(
@@ -875,18 +848,12 @@ async fn an_expired_decision_is_refused_and_a_denial_is_answered() {
         .await
         .unwrap_or_default();
     assert_eq!(pending.len(), 2);
-    let expired = match runtime.sign_decision(&pending[0], Approval::Approve) {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
-    };
+    let expired = signed(&runtime, &pending[0], Approval::Approve);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let report = runtime.resume(&session, [expired]).await;
     assert_eq!(kinds(&report), [Some("invalid_decision")]);
-    let (runtime, _) = deferred(store, DecisionKeys::new("k1", [7_u8; 32].to_vec()));
-    let denial = match runtime.sign_decision(&pending[1], Approval::Deny("keep it".into())) {
-        Ok(decision) => decision,
-        Err(error) => panic!("{error}"),
-    };
+    let (runtime, _) = deferred(store, keys());
+    let denial = signed(&runtime, &pending[1], Approval::Deny("keep it".into()));
     let report = runtime.resume(&session, [denial]).await;
     assert_eq!(kinds(&report), [Some("denied")]);
     assert_eq!(report.observations()[0].call_id(), "c2");
@@ -1032,12 +999,10 @@ proptest! {
     }
 }
 
-fn assert_send<T: Send>(_: &T) {}
-
 #[tokio::test]
 async fn resume_futures_are_send_and_can_be_spawned() {
     let store = Arc::new(MemoryApprovalStore::default());
-    let (runtime, desk) = deferred(store, DecisionKeys::new("k1", [7_u8; 32].to_vec()));
+    let (runtime, desk) = deferred(store, keys());
     let session = Session::new("s-1");
     let decisions: Vec<SignedDecision> = Vec::new();
     assert_send(&runtime.resume(&session, &decisions));
@@ -1070,7 +1035,7 @@ async fn resume_futures_are_send_and_can_be_spawned() {
 #[tokio::test]
 async fn a_call_the_policy_denies_by_the_time_it_resumes_stays_denied() {
     let store = Arc::new(MemoryApprovalStore::default());
-    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let keys = keys();
     let (first, _) = deferred(Arc::clone(&store), keys.clone());
     let session = Session::new("s-1");
     first
@@ -1222,7 +1187,7 @@ async fn the_preview_sees_the_arguments_redacted_as_the_approver_does() {
 async fn a_refused_decision_is_audited_under_the_call_it_names() {
     let store = Arc::new(MemoryApprovalStore::default());
     let audit = Arc::new(MemoryAudit::default());
-    let keys = DecisionKeys::new("k1", [7_u8; 32].to_vec());
+    let keys = keys();
     let (runtime, _) = desk_runtime(|builder| {
         builder
             .approver(Scripted::new([Approval::Pending]))

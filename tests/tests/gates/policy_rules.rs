@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tests::report::kinds;
 use tool_runtime::{
-    Action, BuildError, Compare, DynamicTool, Policy, RunContext, Runtime, Session, ToolCall,
-    TurnReport, tool, tools,
+    Action, BuildError, Compare, DynamicTool, Policy, RunContext, Runtime, Session, ToolCall, tool,
+    tools,
 };
 
 /// What ran.
@@ -127,14 +128,6 @@ fn arguments(amount: f64) -> Value {
         "to": "FR76 3000",
         "beneficiary": {"name": "Bo", "address": {"city": "Lyon", "country": "FR"}},
     })
-}
-
-fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report
-        .observations()
-        .iter()
-        .map(|observation| observation.error_kind())
-        .collect()
 }
 
 fn with(mut arguments: Value, key: &str, value: Value) -> Value {

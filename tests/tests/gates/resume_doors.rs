@@ -6,10 +6,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tests::approver::Always;
+use tests::assert_send;
+use tests::decisions::{deferring, keys, pend};
+use tests::report::kinds;
 use tool_runtime::{
-    Action, Approval, ApprovalRequest, ApprovalStore, Approver, BoxFuture, DecisionKeys,
-    MemoryApprovalStore, MemoryAudit, PendingApproval, Policy, RunContext, Runtime, RuntimeBuilder,
-    Session, ToolCall, TurnReport, tool, tools,
+    Action, Approval, ApprovalStore, BoxFuture, DecisionKeys, MemoryApprovalStore, MemoryAudit,
+    PendingApproval, Policy, RunContext, Runtime, RuntimeBuilder, Session, ToolCall, tool, tools,
 };
 
 /// What the tools did.
@@ -41,16 +44,6 @@ async fn issue_key(
     format!("key for {owner}: sk-proj-abcdefghijklmnopqrstuvwx1234567890")
 }
 
-#[derive(Clone)]
-struct Always(Approval);
-
-impl Approver for Always {
-    fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
-        let answer = self.0.clone();
-        Box::pin(async move { answer })
-    }
-}
-
 fn desk(
     settings: impl FnOnce(RuntimeBuilder<Desk>) -> RuntimeBuilder<Desk>,
 ) -> (Runtime<Desk>, Arc<Desk>) {
@@ -65,16 +58,9 @@ fn desk(
     }
 }
 
-fn k1() -> DecisionKeys {
-    DecisionKeys::new("k1", [7_u8; 32].to_vec())
-}
-
-fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report
-        .observations()
-        .iter()
-        .map(|observation| observation.error_kind())
-        .collect()
+/// A transfer of 5 to `to`, as call `c1`.
+fn transfer_to(to: &str) -> ToolCall {
+    ToolCall::new("c1", "transfer", json!({ "to": to, "amount": 5 }))
 }
 
 fn runtime_with(
@@ -82,33 +68,7 @@ fn runtime_with(
     keys: DecisionKeys,
     audit: Arc<MemoryAudit>,
 ) -> (Runtime<Desk>, Arc<Desk>) {
-    desk(move |builder| {
-        builder
-            .approver(Always(Approval::Pending))
-            .approval_store(store)
-            .decision_keys(keys)
-            .audit(audit)
-    })
-}
-
-async fn pend(runtime: &Runtime<Desk>, session: &Session, to: &str) -> PendingApproval {
-    let report = runtime
-        .execute(
-            session,
-            [ToolCall::new(
-                "c1",
-                "transfer",
-                json!({ "to": to, "amount": 5 }),
-            )],
-        )
-        .await;
-    assert_eq!(kinds(&report), [Some("approval_pending")]);
-    runtime
-        .pending_approvals(session)
-        .await
-        .ok()
-        .and_then(|pending| pending.into_iter().next())
-        .expect("a pending approval")
+    desk(move |builder| deferring(builder, store, keys).audit(audit))
 }
 
 /// A key rotation whose grace has passed (the README's example uses one hour; the Redis
@@ -118,10 +78,10 @@ async fn pend(runtime: &Runtime<Desk>, session: &Session, to: &str) -> PendingAp
 async fn a_denial_of_a_call_sealed_before_a_rotation_is_refused() {
     let store: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovalStore::default());
     let session = Session::new("s-1");
-    let (before, _) = runtime_with(Arc::clone(&store), k1(), Arc::default());
-    let pending = pend(&before, &session, "acct-1").await;
+    let (before, _) = runtime_with(Arc::clone(&store), keys(), Arc::default());
+    let pending = pend(&before, &session, transfer_to("acct-1")).await;
 
-    let rotated = k1().rotate("k2", [9_u8; 32].to_vec(), Duration::ZERO);
+    let rotated = keys().rotate("k2", [9_u8; 32].to_vec(), Duration::ZERO);
     let (after, _) = runtime_with(Arc::clone(&store), rotated, Arc::default());
     let deny = after
         .sign_decision(&pending, Approval::Deny("no".into()))
@@ -142,10 +102,10 @@ async fn a_denial_of_a_call_sealed_before_a_rotation_is_refused() {
 async fn an_approval_of_a_call_sealed_before_a_rotation_never_runs() {
     let store: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovalStore::default());
     let session = Session::new("s-1");
-    let (before, _) = runtime_with(Arc::clone(&store), k1(), Arc::default());
-    let pending = pend(&before, &session, "acct-1").await;
+    let (before, _) = runtime_with(Arc::clone(&store), keys(), Arc::default());
+    let pending = pend(&before, &session, transfer_to("acct-1")).await;
 
-    let rotated = k1().rotate("k2", [9_u8; 32].to_vec(), Duration::ZERO);
+    let rotated = keys().rotate("k2", [9_u8; 32].to_vec(), Duration::ZERO);
     let (after, desk) = runtime_with(Arc::clone(&store), rotated, Arc::default());
     let approve = after
         .sign_decision(&pending, Approval::Approve)
@@ -194,8 +154,8 @@ async fn a_resumed_edit_is_audited_with_the_arguments_that_ran() {
     let store: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovalStore::default());
     let session = Session::new("s-1");
     let audit_later = Arc::new(MemoryAudit::new().with_arguments(true));
-    let (later, desk) = runtime_with(store, k1(), Arc::clone(&audit_later));
-    let pending = pend(&later, &session, "acct-1").await;
+    let (later, desk) = runtime_with(store, keys(), Arc::clone(&audit_later));
+    let pending = pend(&later, &session, transfer_to("acct-1")).await;
     let decision = later
         .sign_decision(&pending, Approval::ApproveWith(edited))
         .expect("signed");
@@ -215,9 +175,9 @@ async fn a_resumed_edit_is_audited_with_the_arguments_that_ran() {
 async fn a_resumed_denial_is_not_consumed_without_its_line() {
     let store: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovalStore::default());
     let session = Session::new("s-1");
-    let (first, _) = runtime_with(Arc::clone(&store), k1(), Arc::default());
-    let pending = pend(&first, &session, "acct-1").await;
-    let (broken, _) = runtime_with(Arc::clone(&store), k1(), Arc::new(MemoryAudit::failing()));
+    let (first, _) = runtime_with(Arc::clone(&store), keys(), Arc::default());
+    let pending = pend(&first, &session, transfer_to("acct-1")).await;
+    let (broken, _) = runtime_with(Arc::clone(&store), keys(), Arc::new(MemoryAudit::failing()));
     let deny = broken
         .sign_decision(&pending, Approval::Deny("no".into()))
         .expect("signed");
@@ -267,8 +227,8 @@ async fn one_decision_resumed_twice_at_once_is_audited_once() {
     let store: Arc<dyn ApprovalStore> = Arc::new(Yielding(MemoryApprovalStore::default()));
     let session = Session::new("s-1");
     let audit = Arc::new(MemoryAudit::new());
-    let (runtime, desk) = runtime_with(store, k1(), Arc::clone(&audit));
-    let pending = pend(&runtime, &session, "acct-1").await;
+    let (runtime, desk) = runtime_with(store, keys(), Arc::clone(&audit));
+    let pending = pend(&runtime, &session, transfer_to("acct-1")).await;
     let decision = runtime
         .sign_decision(&pending, Approval::Approve)
         .expect("signed");
@@ -303,8 +263,6 @@ async fn a_replay_reads_as_the_first_call_and_counts_no_redaction_again() {
     // The secret was taken out once, before the result was kept: the replay redacts nothing.
     assert_eq!((first.redactions(), again.redactions()), (1, 0));
 }
-
-fn assert_send<T: Send>(_: &T) {}
 
 /// `Runtime::flush_audit` is a new public future; it is `Send` (compile check only).
 #[tokio::test]
@@ -349,8 +307,9 @@ impl ApprovalStore for SwapsOnTake {
 async fn what_runs_is_the_request_that_was_checked_whatever_take_answers() {
     let store: Arc<dyn ApprovalStore> = Arc::new(SwapsOnTake(MemoryApprovalStore::default()));
     let session = Session::new("s");
-    let (runtime, desk) = runtime_with(Arc::clone(&store), k1(), Arc::new(MemoryAudit::default()));
-    let pending = pend(&runtime, &session, "acct-1").await;
+    let (runtime, desk) =
+        runtime_with(Arc::clone(&store), keys(), Arc::new(MemoryAudit::default()));
+    let pending = pend(&runtime, &session, transfer_to("acct-1")).await;
     let decision = match runtime.sign_decision(&pending, Approval::Approve) {
         Ok(decision) => decision,
         Err(error) => panic!("{error}"),

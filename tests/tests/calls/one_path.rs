@@ -7,9 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use tests::assert_send;
+use tests::report::{kinds, one_call};
 use tool_runtime::{
     BuildError, CancellationToken, RetryPolicy, RunContext, Runtime, Session, ToolCall, ToolError,
-    TurnReport, tool,
+    tool,
 };
 
 /// What the tools under test report to.
@@ -159,24 +161,8 @@ fn no_jitter() -> RetryPolicy {
         .with_jitter(false)
 }
 
-async fn one(runtime: &Runtime<Backend>, name: &str, args: &str) -> TurnReport {
-    runtime
-        .execute(&Session::new("s"), [ToolCall::new("c", name, args)])
-        .await
-}
-
-/// Each call's error kind, in call order.
-fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report
-        .observations()
-        .iter()
-        .map(|observation| observation.error_kind())
-        .collect()
-}
-
 // Defect 1: the futures of `execute` and `execute_with_cancel` are `Send`, so they can be
 // spawned; this file does not compile otherwise.
-fn assert_send<T: Send>(_: &T) {}
 
 #[tokio::test]
 async fn execute_futures_are_send_and_can_be_spawned() {
@@ -200,18 +186,13 @@ async fn execute_futures_are_send_and_can_be_spawned() {
 #[tokio::test(start_paused = true)]
 async fn a_write_that_failed_with_a_reset_connection_runs_once() {
     let runtime = runtime(no_jitter());
-    let report = one(&runtime, "write_row", "{}").await;
+    let observation = one_call(&runtime, "s", "write_row", "{}").await;
     assert_eq!(runtime.deps().writes.load(Ordering::SeqCst), 1);
-    assert_eq!(report.observations()[0].attempts(), 1);
-    assert_eq!(
-        report.observations()[0].error_kind(),
-        Some("execution_failed")
-    );
+    assert_eq!(observation.attempts(), 1);
+    assert_eq!(observation.error_kind(), Some("execution_failed"));
     // Nor is the model told to repeat it: the write may have been carried out.
     assert_eq!(
-        report.observations()[0]
-            .error()
-            .map(ToolError::is_retryable),
+        observation.error().map(ToolError::is_retryable),
         Some(false)
     );
 }
@@ -224,14 +205,14 @@ async fn reads_idempotent_writes_and_failures_safe_to_repeat_are_retried() {
         ("write_refused", "writes"),
     ] {
         let runtime = runtime(no_jitter());
-        let report = one(&runtime, tool, "{}").await;
+        let observation = one_call(&runtime, "s", tool, "{}").await;
         let backend = runtime.deps();
         let count = match reached {
             "reads" => backend.reads.load(Ordering::SeqCst),
             _ => backend.writes.load(Ordering::SeqCst),
         };
         assert_eq!((tool, count), (tool, 3));
-        assert_eq!(report.observations()[0].attempts(), 3);
+        assert_eq!(observation.attempts(), 3);
     }
 }
 
@@ -301,7 +282,8 @@ async fn a_read_cannot_reach_a_tool_that_must_run_alone() {
             );
         }
     }
-    let message = one(&runtime, "read_then_write", "{}").await.observations()[0]
+    let message = one_call(&runtime, "s", "read_then_write", "{}")
+        .await
         .error()
         .map(|error| error.message().to_owned());
     assert_eq!(
@@ -315,17 +297,17 @@ async fn a_read_cannot_reach_a_tool_that_must_run_alone() {
 #[tokio::test]
 async fn nested_calls_of_a_tool_that_runs_alone_do_not_overlap() {
     let runtime = runtime(RetryPolicy::none());
-    let report = one(&runtime, "two_writes", "{}").await;
-    assert_eq!(report.observations()[0].content(), Some("written written"));
+    let observation = one_call(&runtime, "s", "two_writes", "{}").await;
+    assert_eq!(observation.content(), Some("written written"));
     assert_eq!(runtime.deps().most_inside.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
 async fn a_nested_result_passes_the_output_policy() {
     let runtime = runtime(RetryPolicy::none());
-    let report = one(&runtime, "relay", "{}").await;
+    let observation = one_call(&runtime, "s", "relay", "{}").await;
     assert_eq!(
-        report.observations()[0].content(),
+        observation.content(),
         Some("relayed: ]yek_ipa_ianepo:DETCADER[ yek")
     );
 }
@@ -431,10 +413,10 @@ async fn a_huge_retry_multiplier_waits_at_most_the_max_delay() {
             .with_max_delay(Duration::from_secs(2))
             .with_jitter(false),
     );
-    let report = one(&runtime, "always_busy", "{}").await;
-    assert_eq!(report.observations()[0].attempts(), 4);
+    let observation = one_call(&runtime, "s", "always_busy", "{}").await;
+    assert_eq!(observation.attempts(), 4);
     assert_eq!(
-        report.observations()[0].elapsed(),
+        observation.elapsed(),
         Duration::from_millis(200 + 2000 + 2000)
     );
 }
@@ -543,9 +525,6 @@ async fn calls_at_the_deepest_allowed_nesting_are_answered() {
         Err(error) => panic!("{error}"),
     };
     let deep = format!("{{\"millis\": {}1{}}}", "[".repeat(200), "]".repeat(200));
-    let report = one(&runtime, "wait", &deep).await;
-    assert_eq!(
-        report.observations()[0].error_kind(),
-        Some("invalid_arguments")
-    );
+    let observation = one_call(&runtime, "s", "wait", &deep).await;
+    assert_eq!(observation.error_kind(), Some("invalid_arguments"));
 }

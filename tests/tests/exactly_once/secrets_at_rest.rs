@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tool_runtime::{
-    BoxFuture, Claim, IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency, RunContext,
-    Runtime, Session, SharedFailure, StoreError, StoredResult, ToolCall, ToolError, tool, tools,
+    MemoryIdempotency, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools,
 };
 
 const SECRET: &str = "sk-proj-abcdefghijklmnopqrstuvwx1234567890";
@@ -78,51 +77,7 @@ async fn import_contacts(
 }
 
 /// A memory store that keeps a copy of every result it is asked to keep.
-#[derive(Default)]
-struct Recording {
-    inner: MemoryIdempotency,
-    kept: Mutex<Vec<StoredResult>>,
-}
-
-impl IdempotencyStore for Recording {
-    fn claim(
-        &self,
-        key: IdempotencyKey,
-        ttl: std::time::Duration,
-    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
-        self.inner.claim(key, ttl)
-    }
-
-    fn wait(
-        &self,
-        key: IdempotencyKey,
-        ttl: std::time::Duration,
-        wait: std::time::Duration,
-    ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
-        self.inner.wait(key, ttl, wait)
-    }
-
-    fn complete(
-        &self,
-        key: IdempotencyKey,
-        claim: Claim,
-        result: StoredResult,
-    ) -> BoxFuture<'_, Result<(), StoreError>> {
-        if let Ok(mut kept) = self.kept.lock() {
-            kept.push(result.clone());
-        }
-        self.inner.complete(key, claim, result)
-    }
-
-    fn release(
-        &self,
-        key: IdempotencyKey,
-        claim: Claim,
-        failure: SharedFailure,
-    ) -> BoxFuture<'_, Result<(), StoreError>> {
-        self.inner.release(key, claim, failure)
-    }
-}
+type Recording = tests::stores::Recording<MemoryIdempotency>;
 
 fn runtime(store: Arc<Recording>) -> (Runtime<Backend>, Arc<Backend>) {
     let backend = Arc::new(Backend::default());
@@ -140,14 +95,6 @@ fn runtime(store: Arc<Recording>) -> (Runtime<Backend>, Arc<Backend>) {
         Ok(runtime) => (runtime, backend),
         Err(error) => panic!("{error}"),
     }
-}
-
-fn kept(store: &Recording) -> Vec<StoredResult> {
-    store
-        .kept
-        .lock()
-        .map(|kept| kept.clone())
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -176,7 +123,7 @@ async fn the_store_keeps_the_output_the_model_read_and_a_replay_is_that_output()
             first.content(),
             "the replay is what the model read"
         );
-        let kept = kept(&store);
+        let kept = store.kept();
         assert_eq!(kept.len(), 1);
         assert!(
             !kept[0].output.contains(SECRET),
@@ -206,7 +153,8 @@ async fn a_replay_of_an_output_cut_for_the_model_is_the_same_cut() {
     assert_eq!(again.content(), first.content());
     assert_eq!(again.artifact(), first.artifact());
     assert!(
-        kept(&store)
+        store
+            .kept()
             .iter()
             .all(|kept| !kept.output.contains(SECRET))
     );
@@ -274,7 +222,7 @@ async fn a_page_cursor_that_is_a_token_rests_redacted_and_replays_as_shown() {
     let content = first.content().unwrap_or_default();
     assert!(!content.contains(SECRET), "{content}");
     assert_eq!(again.content(), first.content());
-    let kept = kept(&store);
+    let kept = store.kept();
     assert_eq!(kept.len(), 1);
     assert!(
         kept.iter()

@@ -7,9 +7,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tests::approver::Scripted;
+use tests::decisions::{self, keys, pend};
+use tests::report::kinds;
 use tool_runtime::{
-    Action, Approval, ApprovalStore, DecisionKeys, MemoryApprovalStore, MemoryAudit, Policy,
-    RunContext, Runtime, RuntimeBuilder, Session, ToolCall, ToolError, TurnReport, tool, tools,
+    Action, Approval, ApprovalStore, MemoryApprovalStore, MemoryAudit, Policy, RunContext, Runtime,
+    RuntimeBuilder, Session, ToolCall, ToolError, TurnReport, tool, tools,
 };
 
 const SECRET: &str = "sk-proj-abcdefghijklmnopqrstuvwx1234567890";
@@ -59,8 +62,6 @@ async fn sneaky_read(ctx: RunContext<Desk>) -> Result<String, ToolError> {
     Ok(sent.json().to_owned())
 }
 
-use tests::approver::Scripted;
-
 fn desk(
     settings: impl FnOnce(RuntimeBuilder<Desk>) -> RuntimeBuilder<Desk>,
 ) -> (Runtime<Desk>, Arc<Desk>) {
@@ -79,53 +80,14 @@ fn desk(
     }
 }
 
-fn keys() -> DecisionKeys {
-    DecisionKeys::new("k1", [7_u8; 32].to_vec())
-}
-
 /// A runtime whose approver leaves every ask pending, sharing `store`.
 fn deferring(store: &Arc<MemoryApprovalStore>, audit: MemoryAudit) -> (Runtime<Desk>, Arc<Desk>) {
     let store = Arc::clone(store);
-    desk(move |builder| {
-        builder
-            .approver(Scripted::new((0..8).map(|_| Approval::Pending)))
-            .approval_store(store as Arc<dyn ApprovalStore>)
-            .decision_keys(keys())
-            .audit(audit)
-    })
-}
-
-fn kinds(report: &TurnReport) -> Vec<Option<&str>> {
-    report
-        .observations()
-        .iter()
-        .map(|observation| observation.error_kind())
-        .collect()
+    desk(move |builder| decisions::deferring(builder, store, keys()).audit(audit))
 }
 
 fn transfer_call(id: &str, amount: u32) -> ToolCall {
     ToolCall::new(id, "transfer", json!({ "to": "acct-1", "amount": amount }))
-}
-
-async fn pend(
-    runtime: &Runtime<Desk>,
-    session: &Session,
-    call: ToolCall,
-) -> tool_runtime::PendingApproval {
-    let call_id = call.id.to_string();
-    let report = runtime.execute(session, [call]).await;
-    assert_eq!(kinds(&report), [Some("approval_pending")]);
-    let pending = match runtime.pending_approvals(session).await {
-        Ok(pending) => pending,
-        Err(error) => panic!("{error}"),
-    };
-    match pending
-        .into_iter()
-        .find(|pending| pending.call_id == call_id)
-    {
-        Some(pending) => pending,
-        None => panic!("no pending approval for {call_id}"),
-    }
 }
 
 // ---- a decision that cannot be audited does not run -----------------------------------------

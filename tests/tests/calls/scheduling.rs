@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use tests::report::contents;
 use tokio::sync::Barrier;
 use tool_runtime::{RunContext, Runtime, Session, ToolCall, ToolError, tool, tools};
 
@@ -154,9 +155,8 @@ async fn reads_around_a_write_run_as_three_batches() {
             .collect::<Vec<_>>(),
         [true, false, true]
     );
-    let contents: Vec<Option<&str>> = report.observations().iter().map(|o| o.content()).collect();
     assert_eq!(
-        contents,
+        contents(&report),
         [Some("a"), Some("b"), Some("c"), Some("d"), Some("e")]
     );
     assert!(!runtime.deps().overlap.load(Ordering::SeqCst));
@@ -192,8 +192,7 @@ async fn two_reads_that_wait_for_each_other_both_finish() {
             vec![call("a", "rendezvous", "{}"), call("b", "rendezvous", "{}")],
         )
         .await;
-    let contents: Vec<Option<&str>> = report.observations().iter().map(|o| o.content()).collect();
-    assert_eq!(contents, [Some("met"), Some("met")], "{report:#?}");
+    assert_eq!(contents(&report), [Some("met"), Some("met")], "{report:#?}");
 }
 
 #[tokio::test]

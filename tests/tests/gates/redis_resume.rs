@@ -9,16 +9,17 @@
 //! same server, the same tool) and counts in Redis what it did (`<prefix>:executions`, and
 //! `<prefix>:takes`: how many times its runtime asked the store to consume the request).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 
 use redis::aio::MultiplexedConnection;
 use serde_json::{Value, json};
+use tests::decisions::{deferring, pend};
 use tests::redis_server::RedisServer;
+use tests::redis_view::{get, keys, observer};
+use tests::worker::Worker;
 use tool_runtime::{
-    Approval, ApprovalRequest, Approver, BoxFuture, DecisionKeys, PendingApproval, Principal,
-    RedisStore, RunContext, Runtime, Session, SignedDecision, ToolCall, ToolError, tool, tools,
+    Approval, DecisionKeys, PendingApproval, Principal, RedisStore, RunContext, Runtime, Session,
+    SignedDecision, ToolCall, ToolError, tool, tools,
 };
 
 /// The secret (repeated 32 times) of the keys every runtime here shares.
@@ -53,15 +54,6 @@ async fn close_account(
     Ok(json!({ "execution": execution, "account": account, "pid": std::process::id() }))
 }
 
-/// Decides later, for every call.
-struct Later;
-
-impl Approver for Later {
-    fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
-        Box::pin(async { Approval::Pending })
-    }
-}
-
 fn session() -> Session {
     Session::new("s-1").with_principal(Principal::new("ada"))
 }
@@ -77,12 +69,10 @@ async fn runtime(server: &RedisServer, prefix: &str) -> Runtime<Counters> {
         address: format!("127.0.0.1:{}", server.port()),
         prefix: prefix.to_owned(),
     };
-    Runtime::builder(counters)
+    let builder = Runtime::builder(counters)
         .inventory(false)
-        .tools(tools![close_account])
-        .approver(Later)
-        .approval_store(Arc::new(store))
-        .decision_keys(keys)
+        .tools(tools![close_account]);
+    deferring(builder, Arc::new(store), keys)
         .build()
         .expect("the runtime builds")
 }
@@ -95,123 +85,52 @@ async fn wait_for_a_person(
     account: &str,
 ) -> PendingApproval {
     let call = ToolCall::new(call_id, "close_account", json!({ "account": account }));
-    let report = runtime.execute(&session(), [call]).await;
-    let [observation] = report.observations() else {
-        panic!("one observation: {:?}", report.observations());
-    };
-    assert_eq!(
-        observation.error_kind(),
-        Some("approval_pending"),
-        "{observation:?}"
-    );
-    let request_id = observation
-        .error()
-        .and_then(ToolError::details)
-        .and_then(|details| details["request_id"].as_str())
-        .expect("the request id")
-        .to_owned();
-    let pending = runtime
-        .pending_approvals(&session())
-        .await
-        .expect("the store answers");
-    let Some(pending) = pending
-        .into_iter()
-        .find(|pending| pending.request_id == request_id)
-    else {
-        panic!("request {request_id} is not listed");
-    };
-    assert_eq!(pending.call_id, call_id);
-    pending
-}
-
-async fn observer(server: &RedisServer) -> MultiplexedConnection {
-    redis::Client::open(server.url())
-        .expect("a valid url")
-        .get_multiplexed_async_connection()
-        .await
-        .expect("the observer connects")
+    pend(runtime, &session(), call).await
 }
 
 /// A worker's counter (0 when it never counted).
 async fn counter(observer: &mut MultiplexedConnection, prefix: &str, name: &str) -> i64 {
-    let value: Option<i64> = redis::cmd("GET")
-        .arg(format!("{prefix}:{name}"))
-        .query_async(observer)
+    get(observer, &format!("{prefix}:{name}"))
         .await
-        .expect("GET answers");
-    value.unwrap_or(0)
+        .map_or(0, |count| count.parse().expect("a count"))
 }
 
 /// The approval keys left in Redis, sorted.
 async fn approval_keys(observer: &mut MultiplexedConnection) -> Vec<String> {
-    let mut keys: Vec<String> = redis::cmd("KEYS")
-        .arg("tools:approval:*")
-        .query_async(observer)
-        .await
-        .expect("KEYS answers");
-    keys.sort();
-    keys
+    keys(observer, "tools:approval:*").await
 }
 
-/// One `resume_worker` process, started and `ready`.
-struct Worker {
-    child: Child,
-    stdout: BufReader<ChildStdout>,
+/// One `resume_worker` process, started and `ready`: it resumes `decision`, verified with
+/// the keys of `secret`, racing `racers` workers in all.
+fn worker(
+    server: &RedisServer,
+    prefix: &str,
+    racers: usize,
+    secret: u8,
+    decision: &SignedDecision,
+) -> Worker {
+    Worker::start(
+        env!("CARGO_BIN_EXE_resume_worker"),
+        &[
+            &server.url(),
+            prefix,
+            &racers.to_string(),
+            &secret.to_string(),
+            decision.as_str(),
+        ],
+    )
 }
 
-impl Worker {
-    fn start(
-        server: &RedisServer,
-        prefix: &str,
-        racers: usize,
-        secret: u8,
-        decision: &SignedDecision,
-    ) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_resume_worker"))
-            .args([
-                &server.url(),
-                prefix,
-                &racers.to_string(),
-                &secret.to_string(),
-                decision.as_str(),
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the worker starts");
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("the worker writes");
-        assert_eq!(line.trim(), "ready", "the worker did not get ready");
-        Self { child, stdout }
-    }
-
-    fn go(&mut self) {
-        let mut stdin = self.child.stdin.take().expect("piped");
-        stdin.write_all(b"go\n").expect("the worker reads");
-    }
-
-    /// The worker's observation, once it has exited.
-    fn observation(mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("the worker writes");
-        let status = self.child.wait().expect("the worker exits");
-        assert!(status.success(), "the worker failed: {status}");
-        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line:?}"))
-    }
-
-    /// Starts one worker alone and answers its observation.
-    fn resume_alone(
-        server: &RedisServer,
-        prefix: &str,
-        secret: u8,
-        decision: &SignedDecision,
-    ) -> Value {
-        let mut worker = Self::start(server, prefix, 1, secret, decision);
-        worker.go();
-        worker.observation()
-    }
+/// Starts one worker alone and answers its observation.
+fn resume_alone(
+    server: &RedisServer,
+    prefix: &str,
+    secret: u8,
+    decision: &SignedDecision,
+) -> Value {
+    let mut worker = worker(server, prefix, 1, secret, decision);
+    worker.go();
+    worker.observation()
 }
 
 #[tokio::test]
@@ -229,7 +148,7 @@ async fn processes_resuming_one_decision_at_once_run_the_call_once() {
     // verifies it, finds its call pending, and holds its `take` until every worker has come
     // to its own, so all of them ask Redis to consume the request at the same moment.
     let mut workers: Vec<Worker> = (0..WORKERS)
-        .map(|_| Worker::start(&server, "race", WORKERS, SECRET, &decision))
+        .map(|_| worker(&server, "race", WORKERS, SECRET, &decision))
         .collect();
     for worker in &mut workers {
         worker.go();
@@ -293,7 +212,7 @@ async fn a_decision_signed_by_other_keys_is_refused_and_consumes_nothing() {
     let forged = other
         .sign_decision(&pending, Approval::Approve)
         .expect("signed");
-    let observation = Worker::resume_alone(&server, "foreign", SECRET, &forged);
+    let observation = resume_alone(&server, "foreign", SECRET, &forged);
     assert_eq!(observation["kind"], "invalid_decision", "{observation:#}");
     // A decision the worker's keys cannot verify names nothing it can trust.
     assert_eq!(observation["call_id"], "decision-0", "{observation:#}");
@@ -317,7 +236,7 @@ async fn a_decision_signed_by_other_keys_is_refused_and_consumes_nothing() {
     let genuine = runtime
         .sign_decision(&pending, Approval::Approve)
         .expect("signed");
-    let observation = Worker::resume_alone(&server, "foreign", SECRET, &genuine);
+    let observation = resume_alone(&server, "foreign", SECRET, &genuine);
     assert_eq!(observation["kind"], Value::Null, "{observation:#}");
     assert_eq!(observation["call_id"], "c-1", "{observation:#}");
     assert_eq!(counter(&mut observer, "foreign", "executions").await, 1);

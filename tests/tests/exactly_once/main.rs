@@ -1,0 +1,15 @@
+//! Exactly once: the idempotency layer through the runtime, the memory store and `RedisStore`
+//! (against a real `redis-server` each test starts), and what rests in a store (redacted).
+//! `stores` (each store alone) and `layer` (through the runtime) run the same scenarios
+//! against every store; the other modules hold what one store alone does.
+//!
+//! One binary for several files. Every runtime here names its tools (`.inventory(false)`), so
+//! the `#[tool]`s of one module never reach another's runtime.
+
+pub mod idempotency;
+pub mod idempotency_memory;
+pub mod layer;
+pub mod redis_layer;
+pub mod redis_store;
+pub mod secrets_at_rest;
+pub mod stores;
