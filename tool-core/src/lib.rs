@@ -66,7 +66,8 @@
 //! use tool_core::NestedCalls;
 //! ```
 //!
-//! Applications depend on `tool-runtime`, which re-exports this crate and runs the calls a
+//! Applications depend on `tool-runtime`, which re-exports what an application writes of this
+//! crate (the rest as `tool_runtime::core`) and runs the calls a
 //! model makes; a library that only defines tools can depend on this crate alone.
 
 mod args;

@@ -125,6 +125,7 @@ pub struct LeftOutTool {
 /// schema describes it (see [`Policy::rule_field`](crate::gates::Policy::rule_field)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Compare {
     /// Equal (numbers by value: `1` equals `1.0`; anything else as JSON).
     Eq,

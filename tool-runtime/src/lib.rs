@@ -193,6 +193,11 @@ pub mod approvals {
     //! [`Approval::Pending`]: the call waits in the [`ApprovalStore`] ([`MemoryApprovalStore`] by
     //! default) until a [`SignedDecision`], signed with the runtime's [`DecisionKeys`], resumes it
     //! through [`Runtime::resume`](crate::Runtime::resume).
+    //!
+    //! An approval store reports a [`std::io::Error`]: its kind says what happened
+    //! (`AlreadyExists` for a request kept twice, `TimedOut`, `ConnectionRefused`), and the
+    //! client's own error is its inner error ([`std::io::Error::other`],
+    //! [`get_ref`](std::io::Error::get_ref)).
 
     pub use crate::gates::approval::{Approval, ApprovalRequest, Approver, Preview};
     pub use crate::gates::decision::{

@@ -191,3 +191,32 @@ fn a_dynamic_tool_is_named_from_its_module() {
     assert!(tool.is_ok());
     let _ = Policy::new().tool("echo", Action::Auto);
 }
+
+/// The stores' errors carry the error that says why as their source, one shape for each store
+/// family: idempotency's as artifacts'.
+#[test]
+fn store_errors_carry_their_source() {
+    use std::error::Error as _;
+    let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+    let error = StoreError::new(refused);
+    assert_eq!(
+        error.to_string(),
+        "the idempotency store is unavailable: connection refused"
+    );
+    let source = error.source().expect("a source");
+    assert_eq!(
+        source
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind),
+        Some(std::io::ErrorKind::ConnectionRefused)
+    );
+    let message = StoreError::new("the table is full");
+    assert_eq!(
+        message.source().map(ToString::to_string).as_deref(),
+        Some("the table is full")
+    );
+    let artifact = ArtifactError::new(std::io::Error::other("disk full"));
+    let source = artifact.source().expect("a source");
+    assert_eq!(source.to_string(), "disk full");
+    assert!(source.downcast_ref::<std::io::Error>().is_some());
+}

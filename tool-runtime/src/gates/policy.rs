@@ -34,6 +34,7 @@ mod fields;
 /// What the policy says about a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Action {
     /// The call runs.
     Auto,

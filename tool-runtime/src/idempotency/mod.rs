@@ -43,6 +43,7 @@ use crate::session::Session;
 
 /// What a call that finds its key held by a running execution gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ConcurrentDuplicates {
     /// It waits for that execution and receives its result or its error (the default: the
     /// model sees one answer, and the work is done once).
@@ -276,7 +277,9 @@ pub(crate) fn unavailable(error: &StoreError) -> ToolError {
         "this change was not made: the record that keeps it from happening twice is unavailable",
     )
     .with_hint("try again in a moment")
-    .with_details(serde_json::json!({ "reason": error.0 }))
+    .with_details(
+        serde_json::json!({ "reason": std::error::Error::source(error).map(ToString::to_string) }),
+    )
 }
 
 /// An explicit key reused with other arguments.

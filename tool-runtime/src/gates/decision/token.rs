@@ -279,6 +279,7 @@ pub(crate) struct DecisionClaims {
 /// Why a decision could not be signed, why a signed decision was refused, or why keys were
 /// refused ([`DecisionKeys::try_new`], [`DecisionKeys::try_rotate`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecisionError {
     /// The text is not a decision this runtime signs.
     #[error("the decision is malformed: {0}")]
