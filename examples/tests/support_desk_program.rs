@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use tool_runtime::verify_audit;
+use tool_runtime::audit::verify_audit;
 
 const TRANSCRIPT: &str = include_str!("../transcripts/support_desk.json");
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use tool_runtime::{AuditDecision, AuditRecord, AuditSink, JsonlAudit, verify_audit};
+use tool_runtime::audit::{AuditDecision, AuditRecord, AuditSink, JsonlAudit, verify_audit};
 
 fn verify(args: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_verify_audit"))

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tests::redis_server::RedisServer;
-use tool_runtime::{IdempotencyKey, IdempotencyStore, Lookup, RedisStore, StoredResult};
+use tool_runtime::idempotency::{
+    IdempotencyKey, IdempotencyStore, Lookup, RedisStore, StoredResult,
+};
 
 fn key(digest: String) -> IdempotencyKey {
     IdempotencyKey {

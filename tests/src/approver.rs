@@ -2,7 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use tool_runtime::{Approval, ApprovalRequest, Approver, BoxFuture};
+use tool_runtime::BoxFuture;
+use tool_runtime::approvals::{Approval, ApprovalRequest, Approver};
 
 /// Answers each ask with the next answer of its script (a denial once the script ran out),
 /// remembering every request. Clones share the script and the requests.

@@ -4,10 +4,10 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use tool_runtime::{
-    Approval, ApprovalStore, DecisionKeys, PendingApproval, Runtime, RuntimeBuilder, Session,
-    SignedDecision, ToolCall,
+use tool_runtime::approvals::{
+    Approval, ApprovalStore, DecisionKeys, PendingApproval, SignedDecision,
 };
+use tool_runtime::{Runtime, RuntimeBuilder, Session, ToolCall};
 
 use crate::approver::Always;
 use crate::report::{only, request_id};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use redis::aio::MultiplexedConnection;
-use tool_runtime::RedisStore;
+use tool_runtime::idempotency::RedisStore;
 
 use crate::redis_server::RedisServer;
 

@@ -4,9 +4,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use tool_runtime::{
-    BoxFuture, Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError,
-    StoredResult,
+use tool_runtime::BoxFuture;
+use tool_runtime::idempotency::{
+    Claim, IdempotencyKey, IdempotencyStore, Lookup, SharedFailure, StoreError, StoredResult,
 };
 
 /// Answers as `inner`, counting each kind of request and keeping a copy of every result it

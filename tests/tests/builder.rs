@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_runtime::{DynamicTool, RunContext, Runtime, Session, ToolCall, tool, tools};
+use tool_runtime::dynamic::DynamicTool;
+use tool_runtime::{RunContext, Runtime, Session, ToolCall, tool, tools};
 
 /// The deps of the runtime under test.
 pub struct Shop {
@@ -166,20 +167,20 @@ async fn deps_shared_as_an_arc_serve_the_tools_written_for_them() {
 /// A tool of one's own whose schema has a pattern no regex engine accepts.
 struct BrokenSchema(tool_runtime::ToolSpec);
 
-impl tool_runtime::Tool for BrokenSchema {
+impl tool_runtime::core::Tool for BrokenSchema {
     fn spec(&self) -> &tool_runtime::ToolSpec {
         &self.0
     }
 
-    fn deps_type(&self) -> Option<tool_runtime::DepsType> {
+    fn deps_type(&self) -> Option<tool_runtime::core::DepsType> {
         None
     }
 
     fn prepare(
         &self,
-        _args: tool_runtime::ToolArgs<'_>,
-        _call: &tool_runtime::CallContext,
-    ) -> Result<tool_runtime::ToolFuture, tool_runtime::ToolError> {
+        _args: tool_runtime::core::ToolArgs<'_>,
+        _call: &tool_runtime::core::CallContext,
+    ) -> Result<tool_runtime::core::ToolFuture, tool_runtime::ToolError> {
         Ok(Box::pin(async {
             tool_runtime::ToolOutput::from_serialize(&1)
         }))

@@ -4,7 +4,8 @@
 //! deps-agnostic `#[tool]`s of any file linked with it could bring another, reported first), and
 //! the message names this file's path.
 
-use tool_runtime::{Registry, RegistryError, tool};
+use tool_runtime::core::RegistryError;
+use tool_runtime::{Registry, tool};
 
 /// Looks up an order.
 #[tool(read_only, name = "lookup")]

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_runtime::{CallContext, ErrorKind, Registry, ToolArgs, ToolError, ToolOutput, tool};
+use tool_runtime::core::{CallContext, ToolArgs};
+use tool_runtime::{ErrorKind, Registry, ToolError, ToolOutput, tool};
 
 /// Searches orders.
 #[tool(read_only)]

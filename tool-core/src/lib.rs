@@ -53,7 +53,21 @@
 //!
 //! Mark such a parameter `#[ctx]`. See [`tool`] for every key and context form.
 //!
-//! Applications depend on `tool-runtime`, which re-exports this crate and runs the calls a
+//! What only a runtime keeps (the check it derives from a spec, what orders nested calls) is
+//! not part of this vocabulary:
+//!
+//! ```compile_fail
+//! fn cached(spec: &tool_core::ToolSpec) -> bool {
+//!     spec.derived().get().is_some()
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! use tool_core::NestedCalls;
+//! ```
+//!
+//! Applications depend on `tool-runtime`, which re-exports what an application writes of this
+//! crate (the rest as `tool_runtime::core`) and runs the calls a
 //! model makes; a library that only defines tools can depend on this crate alone.
 
 mod args;
@@ -69,11 +83,30 @@ mod tool;
 #[doc(hidden)]
 pub mod __private;
 
+/// State only a runtime keeps: what it derives from a spec, what orders nested calls. Not
+/// part of the vocabulary a tool's author writes; names here may change in any release.
+#[doc(hidden)]
+pub mod __runtime {
+    use std::any::Any;
+    use std::sync::OnceLock;
+
+    pub use crate::context::NestedCalls;
+    use crate::spec::ToolSpec;
+
+    /// What a runtime derives from `spec` once, cached with it (the runtime's check of a
+    /// call's arguments against [`ToolSpec::input_schema`], which never changes once the spec
+    /// is built; `None` when there is nothing to check, so that a call pays one look). Empty
+    /// in a clone; not serialized.
+    pub fn derived(spec: &ToolSpec) -> &OnceLock<Option<Box<dyn Any + Send + Sync>>> {
+        spec.derived_cache()
+    }
+}
+
 #[doc(hidden)]
 pub use args::{WrittenNumber, exact_value, inexact_numbers, integer_of, parse_args};
 pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext};
 #[doc(hidden)]
-pub use context::{NestedCalls, SessionContext, ToolInvoker, TurnContexts};
+pub use context::{SessionContext, ToolInvoker, TurnContexts};
 pub use error::{ErrorKind, ToolError};
 pub use page::{IsPage, Page, PageInfo};
 pub use registry::{Location, Registry, RegistryError, ToolDef, ToolList};

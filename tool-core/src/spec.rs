@@ -432,12 +432,8 @@ impl ToolSpec {
         self.location
     }
 
-    /// What a runtime derives from this spec once, cached with it (the runtime's check of a
-    /// call's arguments against [`ToolSpec::input_schema`], which never changes once the spec
-    /// is built; `None` when there is nothing to check, so that a call pays one look). Empty
-    /// in a clone; not serialized.
-    #[doc(hidden)]
-    pub fn derived(&self) -> &OnceLock<Option<Box<dyn Any + Send + Sync>>> {
+    /// What a runtime derives from this spec once: see [`crate::__runtime::derived`].
+    pub(crate) fn derived_cache(&self) -> &OnceLock<Option<Box<dyn Any + Send + Sync>>> {
         &self.derived.0
     }
 }

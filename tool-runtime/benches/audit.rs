@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tool_runtime::{
-    AuditRecord, AuditSink, DynamicTool, JsonlAudit, Runtime, RuntimeBuilder, Session, ToolCall,
-};
+use tool_runtime::audit::{AuditRecord, AuditSink, JsonlAudit};
+use tool_runtime::dynamic::DynamicTool;
+use tool_runtime::{Runtime, RuntimeBuilder, Session, ToolCall};
 
 /// A sink that writes and syncs each line before it returns.
 struct SyncEachLine(Mutex<File>);

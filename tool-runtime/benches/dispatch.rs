@@ -20,7 +20,8 @@ use std::task::{Context, Poll, Waker};
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::{CallContext, RunContext, ToolArgs, tool};
+use tool_runtime::core::{CallContext, ToolArgs};
+use tool_runtime::{RunContext, tool};
 
 /// Deps of the benchmark.
 pub struct Desk {

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
-use tool_runtime::{
-    IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency, Runtime, Session, StoredResult,
-    ToolCall, tool, tools,
+use tool_runtime::idempotency::{
+    IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency, StoredResult,
 };
+use tool_runtime::{Runtime, Session, ToolCall, tool, tools};
 
 /// Deps of the benchmark.
 pub struct Desk;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde::Deserialize;
-use tool_runtime::{Redactor, RunContext, Runtime, Session, ToolCall, tool};
+use tool_runtime::output::Redactor;
+use tool_runtime::{RunContext, Runtime, Session, ToolCall, tool};
 
 /// Takes a document.
 #[tool(read_only)]

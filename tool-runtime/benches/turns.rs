@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
-use tool_runtime::{
-    Action, Compare, MemoryAudit, Policy, Principal, RunContext, Runtime, Scope, Session, ToolCall,
-    tool, tools,
-};
+use tool_runtime::audit::MemoryAudit;
+use tool_runtime::gates::{Action, Compare, Policy};
+use tool_runtime::{Principal, RunContext, Runtime, Scope, Session, ToolCall, tool, tools};
 
 /// Deps of the benchmark.
 pub struct Desk;

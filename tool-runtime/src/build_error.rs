@@ -122,9 +122,10 @@ pub struct LeftOutTool {
 ///
 /// No comparison, `ne` included, matches an argument that is absent or `null`. When the
 /// runtime is built, the value must be able to compare with the field as the tool's input
-/// schema describes it (see [`Policy::rule_field`](crate::Policy::rule_field)).
+/// schema describes it (see [`Policy::rule_field`](crate::gates::Policy::rule_field)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Compare {
     /// Equal (numbers by value: `1` equals `1.0`; anything else as JSON).
     Eq,

@@ -2,7 +2,6 @@
 
 use std::any::Any;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tool_core::{
     Location, Registry, Tool, ToolList, inventory_tools, inventory_tools_for_other_deps,
@@ -14,12 +13,11 @@ use crate::dynamic::{DynamicTool, DynamicToolError};
 use crate::gates::{
     ApprovalStore, Approver, AuditSink, Breaker, DecisionKeys, Gates, Policy, Preview,
 };
-use crate::idempotency::{ConcurrentDuplicates, IdempotencyStore, Layer};
+use crate::idempotency::{Idempotency, Layer};
 use crate::limits::Limits;
 use crate::output::artifacts::{ArtifactStore, MemoryArtifacts};
 use crate::output::redact::Redactor;
 use crate::runtime::Runtime;
-use crate::session::Session;
 use crate::shells::RetryPolicy;
 use crate::stack::Shared;
 use crate::validate;
@@ -110,45 +108,11 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
-    /// Replaces all limits.
+    /// The runtime-wide limits (default: [`Limits::default`]), for example
+    /// `limits(Limits::default().with_max_concurrency(8))`. Checked by
+    /// [`build`](Self::build).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
-        self
-    }
-
-    /// The timeout of tools that declare none (`None`: no timeout).
-    pub fn default_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.limits.default_timeout = timeout;
-        self
-    }
-
-    /// The most calls of one batch that run at the same time (at least 1).
-    pub fn max_concurrency(mut self, max: usize) -> Self {
-        self.limits.max_concurrency = max;
-        self
-    }
-
-    /// Output characters the model receives from a tool that declares no limit.
-    pub fn max_output_chars(mut self, max: usize) -> Self {
-        self.limits.max_output_chars = max;
-        self
-    }
-
-    /// The largest arguments accepted, in bytes.
-    pub fn max_argument_bytes(mut self, max: usize) -> Self {
-        self.limits.max_argument_bytes = max;
-        self
-    }
-
-    /// The deepest nesting accepted in arguments, at most [`MAX_ARGUMENT_DEPTH`].
-    pub fn max_argument_depth(mut self, max: usize) -> Self {
-        self.limits.max_argument_depth = max;
-        self
-    }
-
-    /// How deeply tools may call tools, at most [`MAX_CALL_DEPTH`].
-    pub fn max_call_depth(mut self, max: u32) -> Self {
-        self.limits.max_call_depth = max;
         self
     }
 
@@ -165,7 +129,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
     }
 
     /// Where full outputs of cut results are kept (default: in memory).
-    pub fn artifacts(mut self, store: impl ArtifactStore + 'static) -> Self {
+    pub fn artifacts(mut self, store: impl ArtifactStore) -> Self {
         self.artifacts = Arc::new(store);
         self
     }
@@ -222,8 +186,9 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
 
     /// Where pending approvals wait and decisions are consumed once (in memory by default;
     /// share one store between the runtimes that resume each other's calls).
-    pub fn approval_store(mut self, store: Arc<dyn ApprovalStore>) -> Self {
-        self.gates.store = store;
+    /// (An `Arc` of a store is a store: pass `Arc::clone(&shared)`.)
+    pub fn approval_store(mut self, store: impl ApprovalStore) -> Self {
+        self.gates.store = Arc::new(store);
         self
     }
 
@@ -234,52 +199,10 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         self
     }
 
-    /// Where the idempotency layer keeps claims and results: in memory by default
-    /// ([`MemoryIdempotency`](crate::MemoryIdempotency)); a shared store (Redis) when several instances serve the same
-    /// sessions.
-    pub fn idempotency(mut self, store: impl IdempotencyStore) -> Self {
-        self.idempotency.store = Arc::new(store);
-        self
-    }
-
-    /// How long a write's result answers its repeats, counted from the first call. Default
-    /// 10 minutes. A call that can run longer (its timeout on every attempt, the delays
-    /// between) keeps its key that long instead, so no copy runs beside it; a tool without a
-    /// timeout keeps it for the window only.
-    pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
-        self.idempotency.ttl = ttl;
-        self
-    }
-
-    /// How long a repeat waits for the execution holding its key before it is answered
-    /// `in_progress_elsewhere`. Default 10 seconds.
-    pub fn idempotency_wait(mut self, wait: Duration) -> Self {
-        self.idempotency.wait = wait;
-        self
-    }
-
-    /// Whether a repeat that arrives while the first execution runs shares its result (the
-    /// default) or is refused (`idempotency_in_progress`).
-    pub fn concurrent_duplicates(mut self, duplicates: ConcurrentDuplicates) -> Self {
-        self.idempotency.duplicates = duplicates;
-        self
-    }
-
-    /// Runs writes without the layer when its store is unreachable (each one logged), instead
-    /// of refusing them (`idempotency_unavailable`, the default). Choose it only where a
-    /// duplicate write costs less than a refused one.
-    pub fn idempotency_fail_open(mut self, fail_open: bool) -> Self {
-        self.idempotency.fail_open = fail_open;
-        self
-    }
-
-    /// Whose calls share results: by default each session's own; for example a tenant, so
-    /// a user's repeat from a new session is still answered once.
-    pub fn idempotency_scope(
-        mut self,
-        scope: impl Fn(&Session) -> String + Send + Sync + 'static,
-    ) -> Self {
-        self.idempotency.scope = Some(Arc::new(scope));
+    /// The idempotency layer: its store (in memory by default) and settings, for example
+    /// `idempotency(Idempotency::new(store).ttl(Duration::from_secs(3600)))`.
+    pub fn idempotency(mut self, settings: Idempotency) -> Self {
+        self.idempotency = settings.layer;
         self
     }
 

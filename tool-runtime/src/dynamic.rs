@@ -1,5 +1,9 @@
-//! Dynamic tools: a tool built at run time from a raw JSON Schema and an async closure, to
-//! wrap remote or generated tools. Arguments are validated against the canonical form of the
+//! Tools built at run time, from a raw JSON Schema and an async closure: an application wraps
+//! remote or generated tools with [`DynamicTool::builder`] and adds them with
+//! [`RuntimeBuilder::dynamic_tool`](crate::RuntimeBuilder::dynamic_tool); a definition that
+//! cannot be a tool is a [`DynamicToolError`].
+//!
+//! Arguments are validated against the canonical form of the
 //! schema by a JSON Schema validator, and a wrong call is answered as a `#[tool]`'s is: every
 //! wrong field named by its dotted path, with its schema, without echoing the value sent.
 
@@ -64,7 +68,7 @@ impl DynamicTool {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tool_runtime::DynamicTool;
+    /// use tool_runtime::dynamic::DynamicTool;
     ///
     /// let weather = DynamicTool::builder(
     ///     "get_weather",

@@ -1,7 +1,10 @@
 //! # tool-runtime
 //!
-//! Runs the tool calls a model emits. Re-exports everything of `tool-core`, so an application
-//! needs this one dependency.
+//! Runs the tool calls a model emits. An application depends on this one crate: it writes
+//! tools with [`tool`] (their context [`RunContext`], their errors [`ToolError`]), builds a
+//! [`Runtime`] with [`Runtime::builder`] (its [`Limits`], [`RetryPolicy`], policy and stores),
+//! and hands each turn's [`ToolCall`]s to [`Runtime::execute`] for a [`Session`]; the
+//! [`TurnReport`] holds one [`Observation`] per call, to send back to the model.
 //!
 //! ```
 //! use tool_runtime::{Runtime, Session, ToolCall, tool};
@@ -29,6 +32,27 @@
 //! assert_eq!(report.observations()[1].error_kind(), Some("unknown_tool"));
 //! # Ok::<(), tool_runtime::BuildError>(())
 //! # }).unwrap();
+//! ```
+//!
+//! The crate root holds what an application writes. The rest lives in modules named for what
+//! they are:
+//!
+//! - [`gates`]: the policy that decides which calls run, need a person's yes, or are refused.
+//! - [`approvals`]: who answers the calls the policy asks about, and where pending approvals wait.
+//! - [`audit`]: where every gate decision and every executed write is recorded, and checking
+//!   the trail.
+//! - [`idempotency`]: how a write runs once per key, and the store that remembers it.
+//! - [`output`]: what the model receives of a result: redacted secrets, cut outputs kept as
+//!   artifacts.
+//! - [`dynamic`]: tools built at run time from a JSON Schema and a closure.
+//! - [`core`]: the rest of `tool-core`'s vocabulary (the [`Tool`](core::Tool) trait, the
+//!   parts of a [`ToolSpec`]), for code that implements tools by hand.
+//!
+//! What the macros' generated code needs stays out of sight; the runtime's root does not
+//! re-export tool-core's hidden names:
+//!
+//! ```compile_fail
+//! use tool_runtime::parse_args; // tool-core's, for generated code only
 //! ```
 //!
 //! # The path of one call
@@ -114,14 +138,14 @@ mod build_error;
 mod builder;
 mod call;
 mod call_path;
-mod dynamic;
-mod gates;
+pub mod dynamic;
+pub mod gates;
 mod hex;
-mod idempotency;
+pub mod idempotency;
 mod limits;
 mod nested;
 mod observation;
-mod output;
+pub mod output;
 mod plan;
 mod resume;
 mod runtime;
@@ -132,36 +156,25 @@ mod stack;
 mod validate;
 
 pub use arguments::Arguments;
-pub use artifact_tool::READ_ARTIFACT;
 pub use builder::{BuildError, LeftOutTool, MAX_ARGUMENT_DEPTH, MAX_CALL_DEPTH, RuntimeBuilder};
 pub use call::ToolCall;
-pub use dynamic::{DynamicTool, DynamicToolBuilder, DynamicToolError};
-pub use gates::{
-    Action, Approval, ApprovalRequest, ApprovalStore, Approver, AuditCompleter, AuditDecision,
-    AuditError, AuditRecord, AuditSink, AuditSummary, AuditTicket, Compare, DecisionError,
-    DecisionKeys, JsonlAudit, MemoryApprovalStore, MemoryAudit, PendingApproval, Policy,
-    PolicyFileError, Preview, SealedArguments, SignedDecision, verify_audit,
-};
-#[cfg(feature = "redis")]
-pub use idempotency::RedisStore;
-pub use idempotency::{
-    Claim, ConcurrentDuplicates, Holder, IdempotencyKey, IdempotencyStore, Lookup,
-    MemoryIdempotency, SharedFailure, StoreError, StoredResult,
-};
 pub use limits::Limits;
 pub use observation::{Batch, Observation, Outcome, TurnReport};
-pub use output::artifacts::{
-    ArtifactError, ArtifactLimits, ArtifactStore, DirectoryArtifacts, MemoryArtifacts,
-};
-pub use output::redact::{Redactor, SecretPattern};
 pub use runtime::Runtime;
-#[doc(hidden)]
-pub use session::__labels_unique;
 pub use session::{Principal, Scope, Session};
 pub use shells::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
-pub use tool_core::*;
+// The vocabulary a tool's author names: its context, its errors, its output, its spec.
+pub use tool_core::{
+    BoxFuture, ErrorKind, Page, PageInfo, Registry, RiskLevel, RunContext, ToolError, ToolList,
+    ToolOutput, ToolSpec, tools,
+};
 
+// Internal paths name it at the root; the public path is `output::READ_ARTIFACT`.
+use artifact_tool::READ_ARTIFACT;
+
+#[doc(hidden)]
+pub use session::__labels_unique;
 #[doc(hidden)]
 pub use tool_core::__private;
 
@@ -169,3 +182,54 @@ pub use tool_core::__private;
 /// documentation lists every key and context form; generated code names `::tool_runtime`, so
 /// an application needs no other dependency.
 pub use tool_macros::runtime_tool as tool;
+
+pub mod approvals {
+    //! Who answers the calls the policy asks about, and where the calls waiting for an answer are
+    //! kept.
+    //!
+    //! An application implements [`Approver`] (or uses a channel to a person), passes it to
+    //! [`RuntimeBuilder::approver`](crate::RuntimeBuilder::approver), and shows each [`ApprovalRequest`] (with the [`Preview`] set by
+    //! [`RuntimeBuilder::preview`](crate::RuntimeBuilder::preview)). An approver that answers later returns
+    //! [`Approval::Pending`]: the call waits in the [`ApprovalStore`] ([`MemoryApprovalStore`] by
+    //! default) until a [`SignedDecision`], signed with the runtime's [`DecisionKeys`], resumes it
+    //! through [`Runtime::resume`](crate::Runtime::resume).
+    //!
+    //! An approval store reports a [`std::io::Error`]: its kind says what happened
+    //! (`AlreadyExists` for a request kept twice, `TimedOut`, `ConnectionRefused`), and the
+    //! client's own error is its inner error ([`std::io::Error::other`],
+    //! [`get_ref`](std::io::Error::get_ref)).
+
+    pub use crate::gates::approval::{Approval, ApprovalRequest, Approver, Preview};
+    pub use crate::gates::decision::{
+        ApprovalStore, DecisionError, DecisionKeys, MemoryApprovalStore, PendingApproval,
+        SealedArguments, SignedDecision,
+    };
+}
+
+pub mod audit {
+    //! Where every gate decision and every executed write's outcome is recorded, and how the trail
+    //! is checked.
+    //!
+    //! An application passes a sink to [`RuntimeBuilder::audit`](crate::RuntimeBuilder::audit): [`JsonlAudit`] (a hash-chained
+    //! JSON Lines file, checked later with [`verify_audit`]), [`MemoryAudit`] (tests), or its own
+    //! [`AuditSink`], which receives each [`AuditRecord`].
+
+    pub use crate::gates::audit::{
+        AuditCompleter, AuditDecision, AuditError, AuditRecord, AuditSink, AuditSummary,
+        AuditTicket, JsonlAudit, MemoryAudit, verify_audit,
+    };
+}
+
+pub mod core {
+    //! The rest of `tool-core`'s vocabulary: what code that implements [`Tool`] by hand, inspects
+    //! a [`ToolSpec`] or reads a [`Registry`] names. The crate root re-exports the part an
+    //! application writes.
+
+    pub use tool_core::schema;
+    pub use tool_core::{
+        AnyDeps, BoxFuture, CallContext, DepsType, ErrorKind, FromCallContext, IsPage, Location,
+        OutputPolicy, Page, PageInfo, Registry, RegistryError, RiskLevel, RunContext,
+        SourceLocation, Tool, ToolArgs, ToolDef, ToolError, ToolExample, ToolExecution, ToolFuture,
+        ToolHints, ToolList, ToolOutput, ToolSpec, is_portable_tool_name,
+    };
+}

@@ -9,27 +9,112 @@ use tool_core::ToolError;
 use crate::arguments::Arguments;
 
 /// Limits that apply to every call unless a tool declares its own.
+///
+/// Start from the defaults and change what differs; the runtime checks the values when it is
+/// built ([`RuntimeBuilder::build`](crate::RuntimeBuilder::build)):
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::Limits;
+///
+/// let limits = Limits::default()
+///     .with_max_concurrency(8)
+///     .with_default_timeout(Some(Duration::from_secs(10)));
+/// assert_eq!(limits.max_concurrency(), 8);
+/// assert_eq!(limits.max_output_chars(), 16_000);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
-    /// Timeout of a tool that declares none. `None`: no timeout.
-    pub default_timeout: Option<Duration>,
+    pub(crate) default_timeout: Option<Duration>,
+    pub(crate) max_concurrency: usize,
+    pub(crate) max_output_chars: usize,
+    pub(crate) max_argument_bytes: usize,
+    pub(crate) max_argument_depth: usize,
+    pub(crate) max_call_depth: u32,
+}
+
+impl Limits {
+    /// Timeout of a tool that declares none. `None`: no timeout. Default 60 s.
+    pub fn default_timeout(&self) -> Option<Duration> {
+        self.default_timeout
+    }
+
     /// The most calls of one batch that run at the same time. Default 128: tool calls mostly
     /// wait on I/O, and a model rarely emits more calls in one turn, so a turn's reads all run
     /// together. A backend that must not see many calls at once is protected better by
     /// declaring it as a resource of its tools (`resources("db")`): calls that share a
     /// resource never run at the same time.
-    pub max_concurrency: usize,
-    /// Output characters the model receives from a tool that declares no limit.
-    pub max_output_chars: usize,
-    /// The largest arguments accepted, in bytes of JSON.
-    pub max_argument_bytes: usize,
+    pub fn max_concurrency(&self) -> usize {
+        self.max_concurrency
+    }
+
+    /// Output characters the model receives from a tool that declares no limit. Default
+    /// 16,000.
+    pub fn max_output_chars(&self) -> usize {
+        self.max_output_chars
+    }
+
+    /// The largest arguments accepted, in bytes of JSON. Default 1 MiB.
+    pub fn max_argument_bytes(&self) -> usize {
+        self.max_argument_bytes
+    }
+
     /// The deepest nesting of arrays and objects accepted in arguments (at most
-    /// [`MAX_ARGUMENT_DEPTH`](crate::MAX_ARGUMENT_DEPTH)).
-    pub max_argument_depth: usize,
+    /// [`MAX_ARGUMENT_DEPTH`](crate::MAX_ARGUMENT_DEPTH)). Default 64.
+    pub fn max_argument_depth(&self) -> usize {
+        self.max_argument_depth
+    }
+
     /// How deeply tools may call tools (`RunContext::call_tool`; at most
+    /// [`MAX_CALL_DEPTH`](crate::MAX_CALL_DEPTH)). Default 4.
+    pub fn max_call_depth(&self) -> u32 {
+        self.max_call_depth
+    }
+
+    /// Sets [`default_timeout`](Self::default_timeout).
+    #[must_use]
+    pub fn with_default_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_concurrency`](Self::max_concurrency) (at least 1).
+    #[must_use]
+    pub fn with_max_concurrency(mut self, max: usize) -> Self {
+        self.max_concurrency = max;
+        self
+    }
+
+    /// Sets [`max_output_chars`](Self::max_output_chars) (at least 1).
+    #[must_use]
+    pub fn with_max_output_chars(mut self, max: usize) -> Self {
+        self.max_output_chars = max;
+        self
+    }
+
+    /// Sets [`max_argument_bytes`](Self::max_argument_bytes).
+    #[must_use]
+    pub fn with_max_argument_bytes(mut self, max: usize) -> Self {
+        self.max_argument_bytes = max;
+        self
+    }
+
+    /// Sets [`max_argument_depth`](Self::max_argument_depth) (1 to
+    /// [`MAX_ARGUMENT_DEPTH`](crate::MAX_ARGUMENT_DEPTH)).
+    #[must_use]
+    pub fn with_max_argument_depth(mut self, max: usize) -> Self {
+        self.max_argument_depth = max;
+        self
+    }
+
+    /// Sets [`max_call_depth`](Self::max_call_depth) (at most
     /// [`MAX_CALL_DEPTH`](crate::MAX_CALL_DEPTH)).
-    pub max_call_depth: u32,
+    #[must_use]
+    pub fn with_max_call_depth(mut self, max: u32) -> Self {
+        self.max_call_depth = max;
+        self
+    }
 }
 
 impl Default for Limits {

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use tokio::sync::{OwnedMutexGuard, RwLockReadGuard, RwLockWriteGuard};
-use tool_core::NestedCalls;
+use tool_core::__runtime::NestedCalls;
 
 use crate::observation::Batch;
 

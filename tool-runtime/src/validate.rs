@@ -64,15 +64,14 @@ pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
 /// Marks a spec whose tool validates its arguments itself.
 pub(crate) fn checked_by_the_tool(spec: &ToolSpec) {
     // A spec is new when its tool is built: nothing can be there yet.
-    let _ = spec.derived().set(None);
+    let _ = tool_core::__runtime::derived(spec).set(None);
 }
 
 /// Decides, once, how a tool's arguments are checked, compiling its schema's validator when
 /// serde alone is not exact for it; the reason when the schema cannot be compiled.
 pub(crate) fn prepare_check(spec: &ToolSpec) -> Result<(), String> {
-    let check = spec
-        .derived()
-        .get_or_init(|| Check::for_schema(spec.input_schema()));
+    let check =
+        tool_core::__runtime::derived(spec).get_or_init(|| Check::for_schema(spec.input_schema()));
     match check
         .as_ref()
         .and_then(|check| check.downcast_ref::<Check>())
@@ -89,9 +88,7 @@ pub(crate) fn check_prepared(
     spec: &ToolSpec,
     arguments: &CallArguments<'_>,
 ) -> Result<(), ToolError> {
-    match spec
-        .derived()
-        .get_or_init(|| Check::for_schema(spec.input_schema()))
+    match tool_core::__runtime::derived(spec).get_or_init(|| Check::for_schema(spec.input_schema()))
     {
         None => Ok(()),
         Some(check) => check_against_schema(check.as_ref(), spec.input_schema(), arguments),
@@ -127,7 +124,7 @@ fn check_against_schema(
 /// Whether checking a call of `spec` reads its arguments as a value (its schema says more than
 /// serde checks).
 pub(crate) fn reads_the_value(spec: &ToolSpec) -> bool {
-    spec.derived()
+    tool_core::__runtime::derived(spec)
         .get_or_init(|| Check::for_schema(spec.input_schema()))
         .is_some()
 }

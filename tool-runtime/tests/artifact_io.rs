@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
 use serde_json::{Value, json};
-use tool_runtime::{
-    ArtifactError, ArtifactStore, DirectoryArtifacts, DynamicTool, MemoryArtifacts, Redactor,
-    Runtime, SecretPattern, Session, ToolCall,
+use tool_runtime::dynamic::DynamicTool;
+use tool_runtime::output::{
+    ArtifactError, ArtifactStore, DirectoryArtifacts, MemoryArtifacts, Redactor, SecretPattern,
 };
+use tool_runtime::{Runtime, Session, ToolCall};
 
 /// A store whose calls are logged with the thread they ran on; it says it blocks (the default).
 #[derive(Debug)]

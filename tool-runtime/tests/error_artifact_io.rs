@@ -8,10 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
 use serde_json::{Value, json};
-use tool_runtime::{
-    ArtifactError, ArtifactStore, DirectoryArtifacts, DynamicTool, MemoryArtifacts, Observation,
-    Runtime, Session, ToolCall, ToolError,
-};
+use tool_runtime::dynamic::DynamicTool;
+use tool_runtime::output::{ArtifactError, ArtifactStore, DirectoryArtifacts, MemoryArtifacts};
+use tool_runtime::{Observation, Runtime, Session, ToolCall, ToolError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use tool_runtime::{
-    Action, Arguments, Compare, MemoryAudit, Policy, Runtime, Session, ToolCall, ToolError, tool,
-    tools,
-};
+use tool_runtime::audit::MemoryAudit;
+use tool_runtime::gates::{Action, Compare, Policy};
+use tool_runtime::{Arguments, Runtime, Session, ToolCall, ToolError, tool, tools};
 
 /// Counts what ran.
 #[derive(Default)]

@@ -56,10 +56,15 @@ use std::time::Duration;
 use examples::support::{SupportDeps, SupportIntent, Ticket};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tool_runtime::approvals::{
+    Approval, ApprovalRequest, ApprovalStore, Approver, DecisionKeys, MemoryApprovalStore, Preview,
+    SignedDecision,
+};
+use tool_runtime::audit::{JsonlAudit, verify_audit};
+use tool_runtime::gates::Policy;
 use tool_runtime::{
-    Approval, ApprovalRequest, ApprovalStore, Approver, Arguments, BoxFuture, DecisionKeys,
-    JsonlAudit, MemoryApprovalStore, Observation, Policy, Preview, Principal, Runtime,
-    RuntimeBuilder, Session, SignedDecision, ToolCall, TurnReport, verify_audit,
+    Arguments, BoxFuture, Observation, Principal, Runtime, RuntimeBuilder, Session, ToolCall,
+    TurnReport,
 };
 
 const BUILT_IN: &str = include_str!("../../transcripts/support_desk.json");

@@ -18,7 +18,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use tool_runtime::verify_audit;
+use tool_runtime::audit::verify_audit;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);

@@ -24,10 +24,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tests::redis_server::command;
-use tool_runtime::{
-    BoxFuture, Claim, IdempotencyKey, IdempotencyStore, Lookup, RedisStore, RunContext, Runtime,
-    Session, SharedFailure, StoreError, StoredResult, ToolCall, ToolError, tool, tools,
+use tool_runtime::idempotency::{
+    Claim, Idempotency, IdempotencyKey, IdempotencyStore, Lookup, RedisStore, SharedFailure,
+    StoreError, StoredResult,
 };
+use tool_runtime::{BoxFuture, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools};
 
 /// How long the other workers wait for the execution holding the key: far longer than it
 /// holds it.
@@ -92,7 +93,7 @@ impl IdempotencyStore for Counting {
             let lookup = self.inner.claim(key, ttl).await?;
             if lookup == Lookup::Pending {
                 command(&self.address, &["INCR", &self.pending_key])
-                    .map_err(|error| StoreError(format!("cannot count: {error}")))?;
+                    .map_err(|error| StoreError::new(format!("cannot count: {error}")))?;
             }
             Ok(lookup)
         })
@@ -171,8 +172,7 @@ async fn main() -> ExitCode {
     let runtime = match Runtime::builder(race)
         .inventory(false)
         .tools(tools![open_ticket])
-        .idempotency(store)
-        .idempotency_wait(WAIT)
+        .idempotency(Idempotency::new(store).wait(WAIT))
         .build()
     {
         Ok(runtime) => runtime,

@@ -34,10 +34,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tests::redis_server::command;
-use tool_runtime::{
-    Approval, ApprovalRequest, ApprovalStore, Approver, BoxFuture, DecisionKeys, PendingApproval,
-    Principal, RedisStore, RunContext, Runtime, Session, SignedDecision, ToolError, tool, tools,
+use tool_runtime::approvals::{
+    Approval, ApprovalRequest, ApprovalStore, Approver, DecisionKeys, PendingApproval,
+    SignedDecision,
 };
+use tool_runtime::idempotency::RedisStore;
+use tool_runtime::{BoxFuture, Principal, RunContext, Runtime, Session, ToolError, tool, tools};
 
 /// The longest a `take` waits for the other racers' takes.
 const HOLD: Duration = Duration::from_secs(5);

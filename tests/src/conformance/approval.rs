@@ -9,7 +9,8 @@ use std::io;
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_runtime::{ApprovalStore, MemoryApprovalStore, PendingApproval, Preview, RiskLevel};
+use tool_runtime::RiskLevel;
+use tool_runtime::approvals::{ApprovalStore, MemoryApprovalStore, PendingApproval, Preview};
 
 use crate::redis_server::RedisServer;
 use crate::redis_view::connect;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
-use tool_runtime::{
+use tool_runtime::idempotency::{
     Claim, Holder, IdempotencyKey, IdempotencyStore, Lookup, MemoryIdempotency, SharedFailure,
     StoredResult,
 };

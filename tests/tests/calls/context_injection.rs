@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tool_runtime::{CallContext, RunContext, Tool, ToolError, tool};
+use tool_runtime::core::{CallContext, Tool};
+use tool_runtime::{RunContext, ToolError, tool};
 
 /// What the tools under test share.
 #[derive(Debug)]

@@ -2,7 +2,8 @@
 //! validator, every wrong field named by its path.
 
 use serde_json::{Value, json};
-use tool_runtime::{DynamicTool, DynamicToolError, Runtime, Session, ToolCall};
+use tool_runtime::dynamic::{DynamicTool, DynamicToolError};
+use tool_runtime::{Runtime, Session, ToolCall};
 
 /// Deps of the dynamic-tool tests.
 pub struct Remote;
@@ -333,7 +334,7 @@ fn the_schema_is_canonical() {
     let Ok(tool) = weather() else {
         panic!("tool");
     };
-    let schema = tool_runtime::Tool::spec(&tool).input_schema().clone();
+    let schema = tool_runtime::core::Tool::spec(&tool).input_schema().clone();
     assert_eq!(schema.get("$schema"), None);
     assert_eq!(schema.get("title"), None);
     assert_eq!(schema["additionalProperties"], json!(false));

@@ -8,9 +8,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tool_runtime::{
-    DynamicTool, Observation, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools,
-};
+use tool_runtime::dynamic::DynamicTool;
+use tool_runtime::{Observation, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools};
 
 /// Deps of the tests: how many times the write ran.
 #[derive(Default)]

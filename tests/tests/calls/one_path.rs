@@ -10,8 +10,8 @@ use std::time::Duration;
 use tests::assert_send;
 use tests::report::{kinds, one_call};
 use tool_runtime::{
-    BuildError, CancellationToken, RetryPolicy, RunContext, Runtime, Session, ToolCall, ToolError,
-    tool,
+    BuildError, CancellationToken, Limits, RetryPolicy, RunContext, Runtime, Session, ToolCall,
+    ToolError, tool,
 };
 
 /// What the tools under test report to.
@@ -317,7 +317,7 @@ async fn a_nested_result_passes_the_output_policy() {
 async fn no_body_starts_after_the_token_fires() {
     for (calls, cap) in [(3, 1), (100, 16)] {
         let runtime = match Runtime::builder(Backend::default())
-            .max_concurrency(cap)
+            .limits(Limits::default().with_max_concurrency(cap))
             .build()
         {
             Ok(runtime) => runtime,
@@ -474,7 +474,7 @@ fn block_on_without_tokio<F: Future>(future: F) -> F::Output {
 #[test]
 fn limits_beyond_what_the_stack_allows_are_refused_at_build() {
     let deep_calls = Runtime::builder(Backend::default())
-        .max_call_depth(5_000)
+        .limits(Limits::default().with_max_call_depth(5_000))
         .build()
         .err();
     assert!(
@@ -489,7 +489,7 @@ fn limits_beyond_what_the_stack_allows_are_refused_at_build() {
         "{deep_calls:?}"
     );
     let deep_arguments = Runtime::builder(Backend::default())
-        .max_argument_depth(10_000)
+        .limits(Limits::default().with_max_argument_depth(10_000))
         .build()
         .err()
         .map(|error| error.to_string());
@@ -500,7 +500,7 @@ fn limits_beyond_what_the_stack_allows_are_refused_at_build() {
         )
     );
     let no_concurrency = Runtime::builder(Backend::default())
-        .max_concurrency(0)
+        .limits(Limits::default().with_max_concurrency(0))
         .build()
         .err()
         .map(|error| error.to_string());
@@ -509,8 +509,11 @@ fn limits_beyond_what_the_stack_allows_are_refused_at_build() {
         Some("limit `max_concurrency` is 0; it must be at least 1")
     );
     let at_the_bounds = Runtime::builder(Backend::default())
-        .max_call_depth(tool_runtime::MAX_CALL_DEPTH)
-        .max_argument_depth(tool_runtime::MAX_ARGUMENT_DEPTH)
+        .limits(
+            Limits::default()
+                .with_max_call_depth(tool_runtime::MAX_CALL_DEPTH)
+                .with_max_argument_depth(tool_runtime::MAX_ARGUMENT_DEPTH),
+        )
         .build();
     assert!(at_the_bounds.is_ok());
 }
@@ -518,7 +521,7 @@ fn limits_beyond_what_the_stack_allows_are_refused_at_build() {
 #[tokio::test]
 async fn calls_at_the_deepest_allowed_nesting_are_answered() {
     let runtime = match Runtime::builder(Backend::default())
-        .max_argument_depth(tool_runtime::MAX_ARGUMENT_DEPTH)
+        .limits(Limits::default().with_max_argument_depth(tool_runtime::MAX_ARGUMENT_DEPTH))
         .build()
     {
         Ok(runtime) => runtime,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tests::report::contents;
 use tokio::sync::Barrier;
-use tool_runtime::{RunContext, Runtime, Session, ToolCall, ToolError, tool, tools};
+use tool_runtime::{Limits, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools};
 
 /// Shared instruments of the tools under test.
 pub struct Probe {
@@ -116,7 +116,7 @@ fn runtime() -> Runtime<Probe> {
             read_ledger,
             sleepy
         ])
-        .default_timeout(Some(Duration::from_secs(5)))
+        .limits(Limits::default().with_default_timeout(Some(Duration::from_secs(5))))
         .build()
     {
         Ok(runtime) => runtime,
@@ -259,7 +259,7 @@ async fn results_come_back_in_call_order_whatever_order_they_finish_in() {
 async fn the_concurrency_cap_bounds_a_batch() {
     let runtime = match Runtime::builder(Probe::new())
         .tools(tools![sleepy])
-        .max_concurrency(2)
+        .limits(Limits::default().with_max_concurrency(2))
         .build()
     {
         Ok(runtime) => runtime,

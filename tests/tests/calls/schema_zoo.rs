@@ -17,7 +17,7 @@ use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use tool_runtime::schema;
+use tool_runtime::core::schema;
 
 /// A postal address.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -13,10 +13,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::report::{kinds, replayed};
 use tests::stores::Recording;
+use tool_runtime::idempotency::{
+    Claim, ConcurrentDuplicates, Idempotency, IdempotencyKey, IdempotencyStore, Lookup,
+    MemoryIdempotency, SharedFailure, StoreError, StoredResult,
+};
 use tool_runtime::{
-    BoxFuture, CancellationToken, Claim, ConcurrentDuplicates, IdempotencyKey, IdempotencyStore,
-    Lookup, MemoryIdempotency, RetryPolicy, RunContext, Runtime, RuntimeBuilder, Session,
-    SharedFailure, StoreError, StoredResult, ToolCall, ToolError, tool, tools,
+    BoxFuture, CancellationToken, RetryPolicy, RunContext, Runtime, RuntimeBuilder, Session,
+    ToolCall, ToolError, tool, tools,
 };
 
 /// What the tools did.
@@ -139,8 +142,10 @@ async fn a_thousand_concurrent_identical_calls_run_once_and_share_the_result() {
 
 #[tokio::test]
 async fn concurrent_duplicates_can_be_refused_instead() {
-    let (runtime, backend) =
-        build(|builder| builder.concurrent_duplicates(ConcurrentDuplicates::Refuse));
+    let (runtime, backend) = build(|builder| {
+        builder
+            .idempotency(Idempotency::default().concurrent_duplicates(ConcurrentDuplicates::Refuse))
+    });
     let session = Session::new("s");
     let call = ToolCall::new("1", "slow_write", json!({ "millis": 30 }));
     let (first, second) = tokio::join!(
@@ -182,7 +187,8 @@ async fn a_derived_key_reaches_the_tool_and_is_stable() {
 #[tokio::test]
 async fn reads_and_idempotent_tools_skip_the_layer() {
     let store = Arc::new(Recording::new(MemoryIdempotency::default()));
-    let (runtime, backend) = build(|builder| builder.idempotency(Arc::clone(&store)));
+    let (runtime, backend) =
+        build(|builder| builder.idempotency(Idempotency::new(Arc::clone(&store))));
     let session = Session::new("s");
     runtime
         .execute(
@@ -203,7 +209,7 @@ async fn a_claim_lasts_as_long_as_its_call_can_run_even_past_a_shorter_window() 
     let (runtime, backend) = build(|builder| {
         builder
             .retry(RetryPolicy::none())
-            .idempotency_ttl(Duration::from_millis(10))
+            .idempotency(Idempotency::default().ttl(Duration::from_millis(10)))
     });
     let session = Session::new("s");
     let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 40 }))];
@@ -225,7 +231,7 @@ async fn a_duplicate_waiting_for_the_first_execution_stops_when_its_turn_is_canc
     let (runtime, backend) = build(|builder| {
         builder
             .retry(RetryPolicy::none())
-            .idempotency_wait(Duration::from_secs(60))
+            .idempotency(Idempotency::default().wait(Duration::from_secs(60)))
     });
     let session = Session::new("s");
     let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 40 }))];
@@ -255,7 +261,7 @@ async fn the_same_call_resumed_after_a_crash_takes_its_claim_over_once_its_run_c
     let (runtime, backend) = build(|builder| {
         builder
             .retry(RetryPolicy::none())
-            .idempotency_wait(Duration::from_millis(20))
+            .idempotency(Idempotency::default().wait(Duration::from_millis(20)))
     });
     let session = Session::new("s");
     let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "millis": 20 }))];
@@ -291,9 +297,8 @@ async fn expired_claims_leave_a_full_memory_store() {
     let store = Arc::new(MemoryIdempotency::new(2, 1 << 20));
     let (runtime, backend) = build(|builder| {
         builder
-            .idempotency(Arc::clone(&store))
+            .idempotency(Idempotency::new(Arc::clone(&store)).ttl(Duration::from_secs(10)))
             .retry(RetryPolicy::none())
-            .idempotency_ttl(Duration::from_secs(10))
     });
     let session = Session::new("s");
     // Two writes stopped by their timeouts keep their claims and fill the store.
@@ -337,7 +342,7 @@ async fn the_same_call_sent_again_while_it_runs_waits_and_is_replayed() {
 
 #[tokio::test]
 async fn an_unreachable_store_refuses_writes_unless_fail_open_is_chosen() {
-    let (runtime, backend) = build(|builder| builder.idempotency(DownStore));
+    let (runtime, backend) = build(|builder| builder.idempotency(Idempotency::new(DownStore)));
     let report = runtime
         .execute(
             &Session::new("s"),
@@ -350,7 +355,7 @@ async fn an_unreachable_store_refuses_writes_unless_fail_open_is_chosen() {
     assert_eq!(kinds(&report), [None, Some("idempotency_unavailable")]);
     assert_eq!(backend.tickets.load(Ordering::SeqCst), 0);
     let (runtime, backend) =
-        build(|builder| builder.idempotency(DownStore).idempotency_fail_open(true));
+        build(|builder| builder.idempotency(Idempotency::new(DownStore).fail_open(true)));
     let report = runtime
         .execute(&Session::new("s"), [ticket("w", json!({ "subject": "x" }))])
         .await;
@@ -361,7 +366,8 @@ async fn an_unreachable_store_refuses_writes_unless_fail_open_is_chosen() {
 #[tokio::test]
 async fn the_memory_store_evicts_the_oldest_result_first_and_never_a_claim() {
     let store = Arc::new(MemoryIdempotency::new(2, 1 << 20));
-    let (runtime, backend) = build(|builder| builder.idempotency(Arc::clone(&store)));
+    let (runtime, backend) =
+        build(|builder| builder.idempotency(Idempotency::new(Arc::clone(&store))));
     let session = Session::new("s");
     for subject in ["a", "b", "c"] {
         runtime
@@ -406,7 +412,7 @@ struct DownStore;
 
 impl IdempotencyStore for DownStore {
     fn claim(&self, _: IdempotencyKey, _: Duration) -> BoxFuture<'_, Result<Lookup, StoreError>> {
-        Box::pin(async { Err(StoreError("connection refused".into())) })
+        Box::pin(async { Err(StoreError::new("connection refused")) })
     }
     fn wait(
         &self,
@@ -414,7 +420,7 @@ impl IdempotencyStore for DownStore {
         _: Duration,
         _: Duration,
     ) -> BoxFuture<'_, Result<Lookup, StoreError>> {
-        Box::pin(async { Err(StoreError("connection refused".into())) })
+        Box::pin(async { Err(StoreError::new("connection refused")) })
     }
     fn complete(
         &self,
@@ -422,7 +428,7 @@ impl IdempotencyStore for DownStore {
         _: Claim,
         _: StoredResult,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
-        Box::pin(async { Err(StoreError("connection refused".into())) })
+        Box::pin(async { Err(StoreError::new("connection refused")) })
     }
     fn release(
         &self,
@@ -430,13 +436,13 @@ impl IdempotencyStore for DownStore {
         _: Claim,
         _: SharedFailure,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
-        Box::pin(async { Err(StoreError("connection refused".into())) })
+        Box::pin(async { Err(StoreError::new("connection refused")) })
     }
 }
 
 #[tokio::test]
 async fn a_replay_writes_no_outcome_to_the_audit() {
-    let audit = Arc::new(tool_runtime::MemoryAudit::default());
+    let audit = Arc::new(tool_runtime::audit::MemoryAudit::default());
     let (runtime, _) = build(|builder| builder.audit(Arc::clone(&audit)));
     let session = Session::new("s");
     for id in ["1", "2"] {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 use tests::report::only;
 use tokio::time::Instant;
+use tool_runtime::idempotency::Idempotency;
 use tool_runtime::{RetryPolicy, RunContext, Runtime, Session, ToolCall, tool, tools};
 
 /// How often the write started.
@@ -38,7 +39,7 @@ fn build() -> (Runtime<Backend>, Arc<AtomicU32>) {
     .inventory(false)
     .tools(tools![slow_write])
     .retry(RetryPolicy::none())
-    .idempotency_ttl(Duration::from_secs(60))
+    .idempotency(Idempotency::default().ttl(Duration::from_secs(60)))
     .build();
     match runtime {
         Ok(runtime) => (runtime, started),

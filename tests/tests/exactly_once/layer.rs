@@ -19,9 +19,11 @@ use tests::redis_view::connect;
 use tests::report::{kinds, only, replayed};
 use tests::stores::{Recording, Requests};
 use tokio::time::Instant;
+use tool_runtime::gates::{Action, Policy};
+use tool_runtime::idempotency::{Idempotency, IdempotencyStore, MemoryIdempotency};
 use tool_runtime::{
-    Action, IdempotencyStore, MemoryIdempotency, Policy, RetryPolicy, RunContext, Runtime,
-    RuntimeBuilder, Session, ToolCall, ToolError, tool, tools,
+    Limits, RetryPolicy, RunContext, Runtime, RuntimeBuilder, Session, ToolCall, ToolError, tool,
+    tools,
 };
 
 /// What the tools did, and what the tests tell them.
@@ -161,10 +163,19 @@ fn build(
     store: impl IdempotencyStore,
     settings: impl FnOnce(RuntimeBuilder<Desk>) -> RuntimeBuilder<Desk>,
 ) -> Runtime<Desk> {
+    build_with(desk, Idempotency::new(store), settings)
+}
+
+/// [`build`] with the idempotency layer's own settings.
+fn build_with(
+    desk: &Arc<Desk>,
+    idempotency: Idempotency,
+    settings: impl FnOnce(RuntimeBuilder<Desk>) -> RuntimeBuilder<Desk>,
+) -> Runtime<Desk> {
     let builder = Runtime::builder_shared(Arc::clone(desk))
         .inventory(false)
         .tools(tools![create_ticket, timed_write, sync_ledger, slow_write])
-        .idempotency(store);
+        .idempotency(idempotency);
     match settings(builder).build() {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
@@ -297,12 +308,15 @@ async fn the_window_counts_from_the_first_call(stores: &Stores) {
     const TTL: Duration = Duration::from_secs(2);
     let desk = Arc::new(Desk::default());
     // The call can run 800 ms at most, less than the window: the window decides.
-    let runtime = build(&desk, Arc::clone(&stores.first), |builder| {
-        builder
-            .idempotency_ttl(TTL)
-            .retry(RetryPolicy::none())
-            .default_timeout(Some(Duration::from_millis(800)))
-    });
+    let runtime = build_with(
+        &desk,
+        Idempotency::new(Arc::clone(&stores.first)).ttl(TTL),
+        |builder| {
+            builder
+                .retry(RetryPolicy::none())
+                .limits(Limits::default().with_default_timeout(Some(Duration::from_millis(800))))
+        },
+    );
     let session = Session::new("s");
     let call = |id: &str| [ToolCall::new(id, "timed_write", json!({ "entry": "e-1" }))];
 
@@ -354,9 +368,10 @@ async fn sessions_are_kept_apart_unless_a_scope_joins_them(stores: &Stores) {
 
     // A tenant scope joins the sessions, across instances.
     let desk = Arc::new(Desk::default());
-    let tenant = |builder: RuntimeBuilder<Desk>| builder.idempotency_scope(|_| "t-1".to_owned());
-    let one = build(&desk, Arc::clone(&stores.first), tenant);
-    let two = build(&desk, Arc::clone(&stores.second), tenant);
+    let tenant =
+        |store: Arc<dyn IdempotencyStore>| Idempotency::new(store).scope(|_| "t-1".to_owned());
+    let one = build_with(&desk, tenant(Arc::clone(&stores.first)), |builder| builder);
+    let two = build_with(&desk, tenant(Arc::clone(&stores.second)), |builder| builder);
     let first = one.execute(&Session::new("a"), call()).await;
     let second = two.execute(&Session::new("b"), call()).await;
     assert!(!only(&first).replayed());
@@ -364,9 +379,11 @@ async fn sessions_are_kept_apart_unless_a_scope_joins_them(stores: &Stores) {
     assert_eq!(only(&second).content(), only(&first).content());
     assert_eq!(desk.tickets.load(Ordering::SeqCst), 1);
     // Another tenant is another scope.
-    let other = build(&desk, Arc::clone(&stores.first), |builder| {
-        builder.idempotency_scope(|_| "t-2".to_owned())
-    });
+    let other = build_with(
+        &desk,
+        Idempotency::new(Arc::clone(&stores.first)).scope(|_| "t-2".to_owned()),
+        |builder| builder,
+    );
     assert!(
         !only(&other.execute(&Session::new("a"), call()).await).replayed(),
         "another tenant"
@@ -483,12 +500,11 @@ async fn a_repeat_of_a_write_stopped_mid_flight_is_told_so_at_once(stores: &Stor
     const WAIT: Duration = Duration::from_secs(10);
     let store = Arc::new(Recording::new(Arc::clone(&stores.first)));
     let desk = Arc::new(Desk::default());
-    let runtime = build(&desk, Arc::clone(&store), |builder| {
-        builder
-            .retry(RetryPolicy::none())
-            .idempotency_ttl(WINDOW)
-            .idempotency_wait(WAIT)
-    });
+    let runtime = build_with(
+        &desk,
+        Idempotency::new(Arc::clone(&store)).ttl(WINDOW).wait(WAIT),
+        |builder| builder.retry(RetryPolicy::none()),
+    );
     let session = Session::new("s");
     let call = |id: &str| [ToolCall::new(id, "slow_write", json!({ "order": "A-1" }))];
 

@@ -24,9 +24,10 @@ use tests::report::{kinds, only};
 use tests::worker::Worker;
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tool_runtime::gates::{Action, Policy};
+use tool_runtime::idempotency::{ConcurrentDuplicates, Idempotency, RedisStore};
 use tool_runtime::{
-    Action, ConcurrentDuplicates, Policy, RedisStore, RunContext, Runtime, RuntimeBuilder, Session,
-    ToolCall, ToolError, tool, tools,
+    Limits, RunContext, Runtime, RuntimeBuilder, Session, ToolCall, ToolError, tool, tools,
 };
 
 /// What the tools did, and what the tests tell them.
@@ -100,10 +101,19 @@ fn build(
     store: RedisStore,
     settings: impl FnOnce(RuntimeBuilder<Desk>) -> RuntimeBuilder<Desk>,
 ) -> Runtime<Desk> {
+    build_with(desk, Idempotency::new(store), settings)
+}
+
+/// [`build`] with the idempotency layer's own settings.
+fn build_with(
+    desk: &Arc<Desk>,
+    idempotency: Idempotency,
+    settings: impl FnOnce(RuntimeBuilder<Desk>) -> RuntimeBuilder<Desk>,
+) -> Runtime<Desk> {
     let builder = Runtime::builder_shared(Arc::clone(desk))
         .inventory(false)
         .tools(tools![create_ticket, held_write])
-        .idempotency(store);
+        .idempotency(idempotency);
     match settings(builder).build() {
         Ok(runtime) => runtime,
         Err(error) => panic!("{error}"),
@@ -331,16 +341,18 @@ async fn a_holder_that_outlives_its_window_cannot_free_the_next_claim() {
     // Two instances: one with a short window and no timeout (a claim lasts as long as its
     // call can run, so only a call without a bound outlives its claim), one with a long
     // window that refuses duplicates while they run (so a pending claim answers at once).
-    let short = build(&desk, connect(&server).await, |builder| {
-        builder
-            .idempotency_ttl(Duration::from_millis(300))
-            .default_timeout(None)
-    });
-    let long = build(&desk, connect(&server).await, |builder| {
-        builder
-            .idempotency_ttl(Duration::from_secs(60))
-            .concurrent_duplicates(ConcurrentDuplicates::Refuse)
-    });
+    let short = build_with(
+        &desk,
+        Idempotency::new(connect(&server).await).ttl(Duration::from_millis(300)),
+        |builder| builder.limits(Limits::default().with_default_timeout(None)),
+    );
+    let long = build_with(
+        &desk,
+        Idempotency::new(connect(&server).await)
+            .ttl(Duration::from_secs(60))
+            .concurrent_duplicates(ConcurrentDuplicates::Refuse),
+        |builder| builder,
+    );
     let session = Session::new("s");
     // A third execution, if anything let one start, would not block the test.
     verdict(&desk, 3, true);
@@ -433,9 +445,11 @@ async fn a_claim_the_server_applied_after_the_runtime_gave_up_does_not_hold_the_
     let store = RedisStore::connect_with_timeout(&server.url(), Duration::from_millis(200))
         .await
         .expect("the store connects");
-    let runtime = build(&desk, store, |builder| {
-        builder.idempotency_wait(Duration::from_secs(5))
-    });
+    let runtime = build_with(
+        &desk,
+        Idempotency::new(store).wait(Duration::from_secs(5)),
+        |builder| builder,
+    );
     let session = Session::new("s");
     let call = |id: &str| [ticket(id, json!({ "subject": "late" }))];
 

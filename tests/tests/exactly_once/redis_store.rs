@@ -20,9 +20,8 @@ use tests::redis_view::{
     after_the_pause, calls, command_calls, connect, delta, exists, get, observer, pause_writes,
     pttl,
 };
-use tool_runtime::{
-    ApprovalStore, IdempotencyStore, Lookup, PendingApproval, RedisStore, StoreError,
-};
+use tool_runtime::approvals::{ApprovalStore, PendingApproval};
+use tool_runtime::idempotency::{IdempotencyStore, Lookup, RedisStore, StoreError};
 
 /// The bound the tests give the store where they measure it.
 const BOUND: Duration = Duration::from_millis(500);
@@ -274,7 +273,7 @@ async fn a_dead_server_is_an_error_within_the_bound() {
     for _ in 0..2 {
         let started = Instant::now();
         let answer = store.claim(key.clone(), Duration::from_secs(60)).await;
-        assert!(matches!(answer, Err(StoreError(_))), "{answer:?}");
+        assert!(matches!(answer, Err(StoreError { .. })), "{answer:?}");
         assert_prompt_error("claim", started, answer);
         let started = Instant::now();
         let answer = store
@@ -477,7 +476,7 @@ async fn a_claim_the_server_applies_after_the_store_gave_up_lapses_within_a_leas
     // The server holds the claim past the timeout: the store answers an error...
     pause_writes(&mut observer, 1_000).await;
     let answer = store.claim(first.clone(), window).await;
-    assert!(matches!(answer, Err(StoreError(_))), "{answer:?}");
+    assert!(matches!(answer, Err(StoreError { .. })), "{answer:?}");
     // ... and the server applies the claim when the pause ends. Nothing runs it: it must not
     // hold the key for the window, only for a short lease (twice the command timeout).
     after_the_pause(&server);
@@ -589,7 +588,7 @@ async fn a_call_claims_its_own_unconfirmed_claim_again_once_it_could_be_abandone
     // The claim is applied after the store gave up: pending, never confirmed.
     pause_writes(&mut observer, 1_200).await;
     let answer = store.claim(own("call-1"), window).await;
-    assert!(matches!(answer, Err(StoreError(_))), "{answer:?}");
+    assert!(matches!(answer, Err(StoreError { .. })), "{answer:?}");
     after_the_pause(&server);
     let value: serde_json::Value =
         serde_json::from_str(&get(&mut observer, &redis_key).await.expect("applied"))

@@ -6,9 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tool_runtime::{
-    MemoryIdempotency, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools,
-};
+use tool_runtime::idempotency::{Idempotency, MemoryIdempotency};
+use tool_runtime::{RunContext, Runtime, Session, ToolCall, ToolError, tool, tools};
 
 const SECRET: &str = "sk-proj-abcdefghijklmnopqrstuvwx1234567890";
 
@@ -89,7 +88,7 @@ fn runtime(store: Arc<Recording>) -> (Runtime<Backend>, Arc<Backend>) {
             rename_integration,
             import_contacts
         ])
-        .idempotency(store)
+        .idempotency(Idempotency::new(store))
         .build();
     match runtime {
         Ok(runtime) => (runtime, backend),

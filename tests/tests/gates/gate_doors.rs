@@ -10,9 +10,11 @@ use serde_json::{Value, json};
 use tests::approver::Scripted;
 use tests::decisions::{self, keys, pend};
 use tests::report::kinds;
+use tool_runtime::approvals::{Approval, ApprovalStore, MemoryApprovalStore};
+use tool_runtime::audit::MemoryAudit;
+use tool_runtime::gates::{Action, Policy};
 use tool_runtime::{
-    Action, Approval, ApprovalStore, MemoryApprovalStore, MemoryAudit, Policy, RunContext, Runtime,
-    RuntimeBuilder, Session, ToolCall, ToolError, TurnReport, tool, tools,
+    RunContext, Runtime, RuntimeBuilder, Session, ToolCall, ToolError, TurnReport, tool, tools,
 };
 
 const SECRET: &str = "sk-proj-abcdefghijklmnopqrstuvwx1234567890";
@@ -268,7 +270,7 @@ async fn a_nested_write_a_read_cannot_make_is_refused_before_anyone_is_asked() {
 // ---- a pending call's secrets rest sealed ----------------------------------------------------
 
 /// Approves with the api key's integration renamed, from the redacted arguments shown.
-fn renamed(pending: &tool_runtime::PendingApproval) -> Value {
+fn renamed(pending: &tool_runtime::approvals::PendingApproval) -> Value {
     let mut edited = pending.arguments.clone();
     edited["name"] = json!("crm-2");
     edited
@@ -342,7 +344,10 @@ async fn a_pending_call_changed_in_the_store_is_refused_not_run() {
             json!({ "name": "crm", "api_key": SECRET }),
         )
     };
-    type Change = fn(&mut tool_runtime::PendingApproval, &tool_runtime::PendingApproval);
+    type Change = fn(
+        &mut tool_runtime::approvals::PendingApproval,
+        &tool_runtime::approvals::PendingApproval,
+    );
     let changes: [(&str, Change); 3] = [
         // What a person reads, made to look harmless.
         ("the arguments shown", |pending, _| {

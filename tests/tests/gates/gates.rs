@@ -11,10 +11,15 @@ use tests::approver::Scripted;
 use tests::assert_send;
 use tests::decisions::{deferring, keys, signed};
 use tests::report::kinds;
+use tool_runtime::approvals::{
+    Approval, ApprovalRequest, ApprovalStore, Approver, DecisionKeys, MemoryApprovalStore, Preview,
+    SignedDecision,
+};
+use tool_runtime::audit::MemoryAudit;
+use tool_runtime::gates::{Action, Compare, Policy};
 use tool_runtime::{
-    Action, Approval, ApprovalRequest, ApprovalStore, Approver, BoxFuture, BuildError, Compare,
-    DecisionKeys, MemoryApprovalStore, MemoryAudit, Policy, Preview, Principal, RunContext,
-    Runtime, Scope, Session, SignedDecision, ToolCall, intents, tool, tools,
+    BoxFuture, BuildError, Principal, RunContext, Runtime, Scope, Session, ToolCall, intents, tool,
+    tools,
 };
 
 /// What the tools did.
@@ -787,8 +792,9 @@ async fn forged_foreign_and_mismatched_decisions_are_refused() {
     let Some(pending) = pending.first() else {
         panic!("the call waits");
     };
-    let approved =
-        |pending: &tool_runtime::PendingApproval| signed(&runtime, pending, Approval::Approve);
+    let approved = |pending: &tool_runtime::approvals::PendingApproval| {
+        signed(&runtime, pending, Approval::Approve)
+    };
     // Forged: one character of the signature changed.
     let good = approved(pending);
     let mut forged = good.as_str().to_owned();

@@ -11,10 +11,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tests::report::kinds;
-use tool_runtime::{
-    Action, BuildError, Compare, DynamicTool, Policy, RunContext, Runtime, Session, ToolCall, tool,
-    tools,
-};
+use tool_runtime::dynamic::DynamicTool;
+use tool_runtime::gates::{Action, Compare, Policy};
+use tool_runtime::{BuildError, RunContext, Runtime, Session, ToolCall, tool, tools};
 
 /// What ran.
 #[derive(Default)]

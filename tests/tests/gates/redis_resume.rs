@@ -17,10 +17,9 @@ use tests::decisions::{deferring, pend};
 use tests::redis_server::RedisServer;
 use tests::redis_view::{get, keys, observer};
 use tests::worker::Worker;
-use tool_runtime::{
-    Approval, DecisionKeys, PendingApproval, Principal, RedisStore, RunContext, Runtime, Session,
-    SignedDecision, ToolCall, ToolError, tool, tools,
-};
+use tool_runtime::approvals::{Approval, DecisionKeys, PendingApproval, SignedDecision};
+use tool_runtime::idempotency::RedisStore;
+use tool_runtime::{Principal, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools};
 
 /// The secret (repeated 32 times) of the keys every runtime here shares.
 const SECRET: u8 = 7;

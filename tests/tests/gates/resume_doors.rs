@@ -10,9 +10,13 @@ use tests::approver::Always;
 use tests::assert_send;
 use tests::decisions::{deferring, keys, pend};
 use tests::report::kinds;
+use tool_runtime::approvals::{
+    Approval, ApprovalStore, DecisionKeys, MemoryApprovalStore, PendingApproval,
+};
+use tool_runtime::audit::MemoryAudit;
+use tool_runtime::gates::{Action, Policy};
 use tool_runtime::{
-    Action, Approval, ApprovalStore, BoxFuture, DecisionKeys, MemoryApprovalStore, MemoryAudit,
-    PendingApproval, Policy, RunContext, Runtime, RuntimeBuilder, Session, ToolCall, tool, tools,
+    BoxFuture, RunContext, Runtime, RuntimeBuilder, Session, ToolCall, tool, tools,
 };
 
 /// What the tools did.

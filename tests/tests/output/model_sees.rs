@@ -7,9 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 use tests::report::one_call;
-use tool_runtime::{
-    MemoryArtifacts, Page, Redactor, RunContext, Runtime, SecretPattern, ToolError, tool,
-};
+use tool_runtime::output::{MemoryArtifacts, Redactor, SecretPattern};
+use tool_runtime::{Page, RunContext, Runtime, ToolError, tool};
 
 /// Deps of these tests.
 pub struct Desk;

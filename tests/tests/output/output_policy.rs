@@ -3,7 +3,8 @@
 
 use serde_json::json;
 use tests::report::one_call;
-use tool_runtime::{Page, Redactor, Runtime, SecretPattern, ToolError, tool, tools};
+use tool_runtime::output::{Redactor, SecretPattern};
+use tool_runtime::{Page, Runtime, ToolError, tool, tools};
 
 /// Deps of the output tests.
 pub struct Desk;

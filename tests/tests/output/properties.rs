@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use proptest::prelude::*;
-use tool_runtime::{RetryPolicy, Runtime, Session, ToolCall, ToolError, tool, tools};
+use tool_runtime::{Limits, RetryPolicy, Runtime, Session, ToolCall, ToolError, tool, tools};
 
 /// Deps of the property tests.
 pub struct Desk;
@@ -87,7 +87,7 @@ proptest! {
         let runtime = match Runtime::builder(Desk)
             .tools(tools![read, write, fragile, flaky])
             .retry(RetryPolicy::attempts(2))
-            .max_concurrency(4)
+            .limits(Limits::default().with_max_concurrency(4))
             .build()
         {
             Ok(runtime) => runtime,

@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tool_runtime::{tool, CallContext, RunContext, Tool};
+use tool_runtime::{tool, RunContext};
+use tool_runtime::core::{CallContext, Tool};
 
 struct Deps {
     finished: AtomicBool,

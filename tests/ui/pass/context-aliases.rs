@@ -2,7 +2,8 @@
 //! runtime builds it through the type (a `RunContext`, wrapped or borrowed, or an `Option`).
 use std::sync::Arc;
 
-use tool_runtime::{tool, CallContext, RunContext, Tool};
+use tool_runtime::{tool, RunContext};
+use tool_runtime::core::{CallContext, Tool};
 
 struct Deps {
     region: &'static str,

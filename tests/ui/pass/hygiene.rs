@@ -130,9 +130,9 @@ mod with_context {
 }
 
 /// Runs `tool` with `args` (JSON) and returns the output's JSON.
-async fn run(tool: &dyn tool_runtime::Tool, args: &str) -> std::string::String {
+async fn run(tool: &dyn tool_runtime::core::Tool, args: &str) -> std::string::String {
     let deps = std::sync::Arc::new(with_context::Deps { base: 1000 });
-    let call = tool_runtime::CallContext::new(deps, "session", "call-1", tool.spec().name());
+    let call = tool_runtime::core::CallContext::new(deps, "session", "call-1", tool.spec().name());
     match tool.prepare(args.into(), &call) {
         core::result::Result::Ok(future) => match future.await {
             core::result::Result::Ok(output) => output.json().to_owned(),

@@ -70,6 +70,7 @@ pub(crate) type PreviewFn = Arc<dyn Fn(&Value) -> Preview + Send + Sync>;
 /// A call the policy asked about, as an [`Approver`] sees it. Its arguments passed
 /// validation; secrets in them are redacted.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ApprovalRequest {
     /// The session the call belongs to.
     pub session: String,
@@ -93,6 +94,7 @@ pub struct ApprovalRequest {
 
 /// An approver's answer.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Approval {
     /// Run the call as it is.
     Approve,
@@ -112,7 +114,8 @@ pub enum Approval {
 /// Answers the calls the policy asks about: a terminal prompt, a web application, a queue.
 ///
 /// ```
-/// use tool_runtime::{Approval, ApprovalRequest, Approver, BoxFuture};
+/// use tool_runtime::BoxFuture;
+/// use tool_runtime::approvals::{Approval, ApprovalRequest, Approver};
 ///
 /// /// Approves refunds up to 50, denies the rest.
 /// struct SmallRefunds;

@@ -1,4 +1,14 @@
-//! The gates: whether a planned call may run at all, decided before its tool is first polled.
+//! The policy: which calls run (`auto`), need a person's yes (`ask`) or are refused (`deny`).
+//!
+//! An application builds a [`Policy`] in code (rules of an [`Action`] per tool, risk or role,
+//! conditions over fields with a [`Compare`]) or reads one from a TOML file
+//! ([`Policy::from_toml_file`], [`Policy::from_toml_str`], failing with a [`PolicyFileError`] that names the line), and passes
+//! it to [`RuntimeBuilder::policy`](crate::RuntimeBuilder::policy). Who answers an `ask` is in
+//! [`approvals`](crate::approvals); what is recorded, in [`audit`](crate::audit).
+//!
+//! # Where the gates sit
+//!
+//! Whether a planned call may run at all is decided before its tool is first polled.
 //!
 //! ```text
 //! admit (scope -> roles) -> validate -> gate (policy -> approval) -> idempotency -> shells
@@ -13,8 +23,8 @@
 //! `not_permitted`, `denied`, `approval_pending`, `too_many_denials`, `audit_unavailable`).
 //! A read-only call the policy lets run pays for no approver and writes no audit line.
 
-mod approval;
-mod audit;
+pub(crate) mod approval;
+pub(crate) mod audit;
 mod breaker;
 pub(crate) mod decision;
 mod path;
@@ -29,16 +39,13 @@ use serde_json::Value;
 use tool_core::{ErrorKind, ToolError, ToolSpec};
 
 pub(crate) use approval::PreviewFn;
-pub use approval::{Approval, ApprovalRequest, Approver, Preview};
-pub use audit::{
-    AuditCompleter, AuditDecision, AuditError, AuditRecord, AuditSink, AuditSummary, AuditTicket,
-    JsonlAudit, MemoryAudit, verify_audit,
-};
+pub(crate) use approval::{Approval, ApprovalRequest, Approver, Preview};
+pub(crate) use audit::{AuditDecision, AuditRecord, AuditSink, AuditTicket};
 pub(crate) use breaker::Breaker;
 pub(crate) use decision::DecisionClaims;
-pub use decision::{
+pub(crate) use decision::{
     ApprovalStore, DecisionError, DecisionKeys, MemoryApprovalStore, PendingApproval,
-    SealedArguments, SignedDecision,
+    SignedDecision,
 };
 pub(crate) use path::{AskedCall, edit_refused};
 pub use policy::{Action, Compare, Policy};

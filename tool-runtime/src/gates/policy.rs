@@ -34,10 +34,11 @@ mod fields;
 /// What the policy says about a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Action {
     /// The call runs.
     Auto,
-    /// A person decides, through the runtime's [`Approver`](crate::Approver).
+    /// A person decides, through the runtime's [`Approver`](crate::approvals::Approver).
     Ask,
     /// The call is refused with the policy's reason.
     Deny,
@@ -134,7 +135,8 @@ pub(crate) struct RoleRule {
 /// not checked: nothing can see inside them.
 ///
 /// ```
-/// use tool_runtime::{Action, Compare, Policy, RiskLevel};
+/// use tool_runtime::RiskLevel;
+/// use tool_runtime::gates::{Action, Compare, Policy};
 ///
 /// let policy = Policy::new()
 ///     .default_for(RiskLevel::Write, Action::Ask)

@@ -115,7 +115,7 @@ impl Policy {
     /// error names its line when it has one. `examples/policy.toml` is a whole file.
     ///
     /// ```
-    /// use tool_runtime::Policy;
+    /// use tool_runtime::gates::Policy;
     ///
     /// let policy = Policy::from_toml_str(
     ///     r#"
@@ -142,7 +142,7 @@ impl Policy {
     /// let error = Policy::from_toml_str("[tools.create_ticket]\nacton = \"ask\"\n").unwrap_err();
     /// assert_eq!(error.line, Some(2));
     /// assert!(error.to_string().starts_with("policy line 2: unknown field `acton`"));
-    /// # Ok::<(), tool_runtime::PolicyFileError>(())
+    /// # Ok::<(), tool_runtime::gates::PolicyFileError>(())
     /// ```
     pub fn from_toml_str(text: &str) -> Result<Self, PolicyFileError> {
         let lines = Lines(text);

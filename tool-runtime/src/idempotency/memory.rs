@@ -429,7 +429,7 @@ impl MemoryIdempotency {
         }
         state.make_room(self.max_entries, self.max_bytes, 1);
         if state.entries.len() >= self.max_entries {
-            return Err(StoreError(format!(
+            return Err(StoreError::new(format!(
                 "{} claims are held (calls in flight, or stopped mid-flight within their window), the most this store keeps",
                 state.entries.len()
             )));

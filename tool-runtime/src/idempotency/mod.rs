@@ -1,4 +1,11 @@
-//! Exactly once: the idempotency layer.
+//! Exactly once: how a write runs once per key, and the store that remembers it.
+//!
+//! An application chooses the store and the layer's settings with an [`Idempotency`] value
+//! passed to [`RuntimeBuilder::idempotency`](crate::RuntimeBuilder::idempotency):
+//! [`MemoryIdempotency`] by default, a shared store (`RedisStore`, feature `redis`) when
+//! several instances serve the same sessions. A store of its own implements
+//! [`IdempotencyStore`] with the types here ([`IdempotencyKey`], [`Claim`], [`Lookup`],
+//! [`StoredResult`], [`StoreError`]).
 //!
 //! A call of a tool that is neither read-only nor declared `idempotent` runs once per key
 //! within a window (10 minutes by default), whether the model repeats it, a user re-sends it
@@ -36,6 +43,7 @@ use crate::session::Session;
 
 /// What a call that finds its key held by a running execution gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ConcurrentDuplicates {
     /// It waits for that execution and receives its result or its error (the default: the
     /// model sees one answer, and the work is done once).
@@ -72,6 +80,95 @@ impl Default for Layer {
             fail_open: false,
             scope: None,
         }
+    }
+}
+
+/// The idempotency layer's settings: the store that keeps claims and results, and how the
+/// layer uses it. Passed to [`RuntimeBuilder::idempotency`](crate::RuntimeBuilder::idempotency).
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::idempotency::{Idempotency, MemoryIdempotency};
+///
+/// let settings = Idempotency::new(MemoryIdempotency::default())
+///     .ttl(Duration::from_secs(3600))
+///     .wait(Duration::from_secs(30));
+/// # let _ = settings;
+/// ```
+#[must_use]
+pub struct Idempotency {
+    pub(crate) layer: Layer,
+}
+
+impl Idempotency {
+    /// The layer over `store`, with the default settings: [`MemoryIdempotency`] is the
+    /// default store; a shared store (Redis) when several instances serve the same sessions.
+    pub fn new(store: impl IdempotencyStore) -> Self {
+        Self {
+            layer: Layer {
+                store: Arc::new(store),
+                ..Layer::default()
+            },
+        }
+    }
+
+    /// How long a write's result answers its repeats, counted from the first call. Default
+    /// 10 minutes. A call that can run longer (its timeout on every attempt, the delays
+    /// between) keeps its key that long instead, so no copy runs beside it; a tool without a
+    /// timeout keeps it for the window only.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.layer.ttl = ttl;
+        self
+    }
+
+    /// How long a repeat waits for the execution holding its key before it is answered
+    /// `in_progress_elsewhere`. Default 10 seconds.
+    pub fn wait(mut self, wait: Duration) -> Self {
+        self.layer.wait = wait;
+        self
+    }
+
+    /// Whether a repeat that arrives while the first execution runs shares its result (the
+    /// default) or is refused (`idempotency_in_progress`).
+    pub fn concurrent_duplicates(mut self, duplicates: ConcurrentDuplicates) -> Self {
+        self.layer.duplicates = duplicates;
+        self
+    }
+
+    /// Runs writes without the layer when its store is unreachable (each one logged), instead
+    /// of refusing them (`idempotency_unavailable`, the default). Choose it only where a
+    /// duplicate write costs less than a refused one.
+    pub fn fail_open(mut self, fail_open: bool) -> Self {
+        self.layer.fail_open = fail_open;
+        self
+    }
+
+    /// Whose calls share results: by default each session's own; for example a tenant, so
+    /// a user's repeat from a new session is still answered once.
+    pub fn scope(mut self, scope: impl Fn(&Session) -> String + Send + Sync + 'static) -> Self {
+        self.layer.scope = Some(Arc::new(scope));
+        self
+    }
+}
+
+impl Default for Idempotency {
+    /// [`MemoryIdempotency`] with the default settings.
+    fn default() -> Self {
+        Self {
+            layer: Layer::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Idempotency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Idempotency")
+            .field("ttl", &self.layer.ttl)
+            .field("wait", &self.layer.wait)
+            .field("concurrent_duplicates", &self.layer.duplicates)
+            .field("fail_open", &self.layer.fail_open)
+            .field("scope", &self.layer.scope.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -180,7 +277,9 @@ pub(crate) fn unavailable(error: &StoreError) -> ToolError {
         "this change was not made: the record that keeps it from happening twice is unavailable",
     )
     .with_hint("try again in a moment")
-    .with_details(serde_json::json!({ "reason": error.0 }))
+    .with_details(
+        serde_json::json!({ "reason": std::error::Error::source(error).map(ToString::to_string) }),
+    )
 }
 
 /// An explicit key reused with other arguments.

@@ -103,10 +103,37 @@ pub enum Lookup {
     Failed(SharedFailure),
 }
 
-/// The store could not answer (unreachable, timed out, a value it cannot read).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the idempotency store is unavailable: {0}")]
-pub struct StoreError(pub String);
+/// The store could not answer (unreachable, timed out, a value it cannot read), with the
+/// error that says why as its [`source`](std::error::Error::source). The same shape as the
+/// artifact store's [`ArtifactError`](crate::output::ArtifactError): a store of your own wraps
+/// its client's error, or a message.
+#[derive(Debug, Clone)]
+pub struct StoreError {
+    source: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the idempotency store is unavailable: {}", self.source)
+    }
+}
+
+impl std::error::Error for StoreError {
+    // The store's own error, not the `Arc` that makes this error cheap to clone: a caller
+    // downcasts it to its client's type.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+impl StoreError {
+    /// An error of a store: its client's error (a connection's, a driver's) or a message.
+    pub fn new(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self {
+            source: std::sync::Arc::from(source.into()),
+        }
+    }
+}
 
 /// Claims, results and releases of idempotent executions, shared by every instance that
 /// serves the same sessions. Arguments are owned, so a call's path keeps the returned future

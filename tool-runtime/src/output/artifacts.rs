@@ -41,7 +41,7 @@ impl From<std::io::Error> for ArtifactError {
 /// session asking for the id gets `None`, and an id never answers another content than the one
 /// it was returned for (ids made from a collision-resistant digest of the session and content,
 /// as both stores here make them, or a store's own unique keys).
-pub trait ArtifactStore: Send + Sync + fmt::Debug {
+pub trait ArtifactStore: Send + Sync + fmt::Debug + 'static {
     /// Stores `content` for `session` and returns its id.
     fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError>;
     /// The content stored under `id` for `session`, when there is one.
@@ -70,6 +70,25 @@ pub trait ArtifactStore: Send + Sync + fmt::Debug {
     fn id_for(&self, session: &str, content: &str) -> Option<String> {
         let _ = (session, content);
         None
+    }
+}
+
+// A shared store is a store: every store setter of the builder takes `impl Trait`.
+impl<T: ArtifactStore + ?Sized> ArtifactStore for Arc<T> {
+    fn put(&self, session: &str, content: &str) -> Result<String, ArtifactError> {
+        (**self).put(session, content)
+    }
+
+    fn get(&self, session: &str, id: &str) -> Result<Option<Arc<str>>, ArtifactError> {
+        (**self).get(session, id)
+    }
+
+    fn blocks(&self) -> bool {
+        (**self).blocks()
+    }
+
+    fn id_for(&self, session: &str, content: &str) -> Option<String> {
+        (**self).id_for(session, content)
     }
 }
 

@@ -1,22 +1,33 @@
-//! The output policy: what the model receives of a result.
+//! What the model receives of a result: which secrets are redacted, and where cut outputs
+//! are kept.
 //!
-//! In order: secrets are [redacted](redact); output longer than the tool's limit keeps its
-//! head and tail with a notice between them saying how much was left out and how to read it,
-//! and the full (redacted) output is kept in an [artifact store](artifacts); a page of a
-//! pagination tool ends with a notice of the total and the next cursor. Nothing is ever cut
-//! silently.
+//! An application sets the [`Redactor`] (its own [`SecretPattern`]s beside the built-in
+//! ones) with [`RuntimeBuilder::redactor`](crate::RuntimeBuilder::redactor), and the
+//! [`ArtifactStore`] that keeps full outputs with
+//! [`RuntimeBuilder::artifacts`](crate::RuntimeBuilder::artifacts): [`MemoryArtifacts`] by
+//! default, [`DirectoryArtifacts`] on disk (both bounded by [`ArtifactLimits`]), or its own,
+//! reporting an [`ArtifactError`]. The model reads the rest of a cut output with the built-in
+//! [`READ_ARTIFACT`] tool.
+//!
+//! In order: secrets are redacted; output longer than the tool's limit keeps its head and
+//! tail with a notice between them saying how much was left out and how to read it, and the
+//! full (redacted) output is kept in an artifact store; a page of a pagination tool ends with
+//! a notice of the total and the next cursor. Nothing is ever cut silently.
 
 pub(crate) mod artifacts;
 pub(crate) mod redact;
+
+pub use crate::artifact_tool::READ_ARTIFACT;
+pub use artifacts::{
+    ArtifactError, ArtifactLimits, ArtifactStore, DirectoryArtifacts, MemoryArtifacts,
+};
+pub use redact::{Redactor, SecretPattern};
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tool_core::{PageInfo, ToolError, ToolOutput};
-
-use artifacts::ArtifactStore;
-use redact::Redactor;
 
 /// The share of the character budget kept from the start of a cut output; the rest is kept
 /// from its end, where results often summarize or fail.

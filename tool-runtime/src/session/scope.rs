@@ -61,7 +61,7 @@ impl Scope {
         Self::named(list.iter().map(|tool| tool.spec().name()))
     }
 
-    /// Tools by name, for tools built at run time ([`DynamicTool`](crate::DynamicTool)).
+    /// Tools by name, for tools built at run time ([`DynamicTool`](crate::dynamic::DynamicTool)).
     /// Names are not checked: a name no tool has allows nothing.
     pub fn named<I, S>(names: I) -> Self
     where

@@ -11,6 +11,7 @@ use super::ticket::AuditTicket;
 /// What was decided about a call (or, for [`AuditDecision::Outcome`], how a write ended).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AuditDecision {
     /// The policy let a call that is not read-only run.
     Auto,

@@ -10,6 +10,7 @@ use super::chain::{GENESIS, LineProblem, check_line};
 
 /// A verified audit file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AuditSummary {
     /// How many lines the file has.
     pub lines: usize,

@@ -27,7 +27,7 @@ pub struct PendingApproval {
     /// The tool's version.
     pub version: Option<String>,
     /// The validated arguments, secrets redacted: what a person deciding sees (as in an
-    /// [`ApprovalRequest`](crate::ApprovalRequest)). An edit made from them keeps the secrets
+    /// [`ApprovalRequest`](crate::approvals::ApprovalRequest)). An edit made from them keeps the secrets
     /// it leaves as shown.
     pub arguments: Value,
     /// The validated arguments as they will run, sealed: only a runtime with the same
@@ -62,6 +62,25 @@ pub trait ApprovalStore: Send + Sync + 'static {
         session: &'a str,
         request_id: &'a str,
     ) -> BoxFuture<'a, io::Result<Option<PendingApproval>>>;
+}
+
+// A shared store is a store: runtimes that resume each other's calls pass clones of one `Arc`.
+impl<T: ApprovalStore + ?Sized> ApprovalStore for std::sync::Arc<T> {
+    fn put(&self, pending: PendingApproval) -> BoxFuture<'_, io::Result<()>> {
+        (**self).put(pending)
+    }
+
+    fn pending<'a>(&'a self, session: &'a str) -> BoxFuture<'a, io::Result<Vec<PendingApproval>>> {
+        (**self).pending(session)
+    }
+
+    fn take<'a>(
+        &'a self,
+        session: &'a str,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<PendingApproval>>> {
+        (**self).take(session, request_id)
+    }
 }
 
 /// Pending approvals in memory (bounded).
@@ -191,7 +210,7 @@ impl MemoryApprovalStore {
 }
 
 /// The arguments of a pending call, sealed: opaque text only a runtime holding the same
-/// [`DecisionKeys`](crate::DecisionKeys) can open, and only for the request it was sealed for.
+/// [`DecisionKeys`](crate::approvals::DecisionKeys) can open, and only for the request it was sealed for.
 ///
 /// `Debug` shows its length, never its content.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -296,12 +315,15 @@ mod tests {
     #[test]
     fn store_take_is_once_under_races() {
         let store = std::sync::Arc::new(MemoryApprovalStore::new());
-        store.put(pending("s-1", "r-1")).expect("kept");
+        // The inherent (sync) methods: an `Arc` of a store is itself an (async) store.
+        MemoryApprovalStore::put(&store, pending("s-1", "r-1")).expect("kept");
         let winners: usize = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..16)
                 .map(|_| {
                     let store = std::sync::Arc::clone(&store);
-                    scope.spawn(move || usize::from(store.take("s-1", "r-1").is_some()))
+                    scope.spawn(move || {
+                        usize::from(MemoryApprovalStore::take(&store, "s-1", "r-1").is_some())
+                    })
                 })
                 .collect();
             handles

@@ -76,14 +76,14 @@ struct RetiredKey {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tool_runtime::DecisionKeys;
+/// use tool_runtime::approvals::DecisionKeys;
 ///
 /// let keys = DecisionKeys::try_new("2025-01", [7u8; 32])?
 ///     .try_rotate("2025-02", [9u8; 32], Duration::from_secs(3600))?
 ///     .with_ttl(Duration::from_secs(600));
 /// assert_eq!(keys.current_key_id(), "2025-02");
 /// assert!(!format!("{keys:?}").contains("9, 9"));
-/// # Ok::<(), tool_runtime::DecisionError>(())
+/// # Ok::<(), tool_runtime::approvals::DecisionError>(())
 /// ```
 #[derive(Clone)]
 pub struct DecisionKeys {
@@ -279,6 +279,7 @@ pub(crate) struct DecisionClaims {
 /// Why a decision could not be signed, why a signed decision was refused, or why keys were
 /// refused ([`DecisionKeys::try_new`], [`DecisionKeys::try_rotate`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecisionError {
     /// The text is not a decision this runtime signs.
     #[error("the decision is malformed: {0}")]

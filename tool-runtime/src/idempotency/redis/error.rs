@@ -61,7 +61,7 @@ pub enum RedisStoreError {
 
 impl From<RedisStoreError> for StoreError {
     fn from(error: RedisStoreError) -> Self {
-        StoreError(error.to_string())
+        StoreError::new(error)
     }
 }
 

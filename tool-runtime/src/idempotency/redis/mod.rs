@@ -166,8 +166,8 @@ const FIRST_RELEASE_DELAY: Duration = Duration::from_millis(100);
 /// service's persistence settings yourself.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), tool_runtime::StoreError> {
-/// use tool_runtime::RedisStore;
+/// # async fn demo() -> Result<(), tool_runtime::idempotency::StoreError> {
+/// use tool_runtime::idempotency::RedisStore;
 ///
 /// let store = RedisStore::connect("redis://127.0.0.1:6379/").await?.with_prefix("agent");
 /// # Ok(())

@@ -12,8 +12,10 @@ use serde_json::{Value, json};
 use tool_core::ErrorKind;
 
 use super::{AuditRecord, AuditSink, JsonlAudit, Storage};
+use crate::audit::{AuditDecision, MemoryAudit};
+use crate::dynamic::DynamicTool;
 use crate::gates::audit::verify::verify_audit;
-use crate::{DynamicTool, MemoryAudit, Runtime, Session, ToolCall};
+use crate::{Runtime, Session, ToolCall};
 
 /// The audit file's storage as a test sees it: every sync is counted and takes `sync_takes`;
 /// the first `failing_syncs` syncs fail.
@@ -159,7 +161,7 @@ fn lines_submitted_together_share_their_sync() {
                 version: None,
                 arguments_digest: None,
                 arguments: None,
-                decision: crate::AuditDecision::Auto,
+                decision: AuditDecision::Auto,
                 reason: None,
                 approval_id: None,
                 outcome: None,
