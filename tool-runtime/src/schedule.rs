@@ -5,7 +5,6 @@
 //! tools make, as they come, as locks ([`nested_turn`]).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use tokio::sync::{OwnedMutexGuard, RwLockReadGuard, RwLockWriteGuard};
 use tool_core::__runtime::NestedCalls;
@@ -38,7 +37,7 @@ pub(crate) async fn nested_turn<'a>(
     names.dedup();
     let mut held = Vec::with_capacity(names.len());
     for name in names {
-        held.push(Arc::clone(&calls.resource(name)).lock_owned().await);
+        held.push(calls.resource(name).lock_owned().await);
     }
     NestedTurn::Alongside(order, held)
 }
