@@ -207,7 +207,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
     }
 
     /// Checks the limits and the tools and builds the runtime.
-    pub fn build(self) -> Result<Runtime<D>, BuildError> {
+    pub fn build(mut self) -> Result<Runtime<D>, BuildError> {
         check_limits(&self.limits)?;
         let mut tools = self.tools;
         let mut left_out = Vec::new();
@@ -254,7 +254,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
                 reason,
             })?;
         }
-        check_gates(&self.gates, &registry)?;
+        check_gates(&mut self.gates, &registry)?;
         Ok(Runtime {
             shared: Arc::new(Shared {
                 deps: self.deps,
@@ -312,8 +312,8 @@ fn check_limits(limits: &Limits) -> Result<(), BuildError> {
 }
 
 /// Every tool the policy and the previews name exists, and every rule over a field can hold
-/// for its tool: a typo never allows silently.
-fn check_gates(gates: &Gates, registry: &Registry) -> Result<(), BuildError> {
+/// for its tool: a typo never allows silently. The rules read their fields as those schemas say.
+fn check_gates(gates: &mut Gates, registry: &Registry) -> Result<(), BuildError> {
     let names: Vec<&str> = registry.names().collect();
     let unknown = |tool: &str, place: String| {
         let nearest = tool_core::nearest_name(tool, &names)
@@ -342,5 +342,5 @@ fn check_gates(gates: &Gates, registry: &Registry) -> Result<(), BuildError> {
     // Rules over fields, against the input schemas (dynamic tools' included).
     gates
         .policy
-        .check_rules(|tool| registry.get(tool).map(|tool| tool.spec().input_schema()))
+        .bind_rules(|tool| registry.get(tool).map(|tool| tool.spec().input_schema()))
 }

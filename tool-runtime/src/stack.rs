@@ -115,7 +115,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         let writes = Layer::applies(spec) || !spec.execution().read_only;
         if writes
             || validate::reads_the_value(spec)
-            || self.gates.policy.reads_arguments(spec.name())
+            || self.gates.policy.reads_the_value(spec.name())
         {
             arguments.parse();
         }

@@ -147,43 +147,97 @@ impl<'a> CallArguments<'a> {
             .get_or_init(|| digest::arguments_digest(self.canonical()).into_boxed_str())
     }
 
-    /// The field at a dotted path, as the canonical form has it: without building that form
-    /// when the path leads to a plain value.
-    pub(crate) fn field(&self, path: &str) -> Option<Cow<'_, Value>> {
+    /// The field at a dotted path, as the canonical form has it (see [`field_at`](Self::field_at)).
+    /// `path` as this call's tool reads it.
+    pub(crate) fn path(&self, path: &str) -> FieldPath {
+        FieldPath::new(self.schema, path)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn field(&self, path: &str) -> Option<Value> {
+        self.field_at(&FieldPath::new(self.schema, path))
+            .map(Cow::into_owned)
+    }
+
+    /// The field at `path` (read against this tool's schema), as the canonical form has it:
+    /// without building that form when the path leads to a plain value, and, for text not
+    /// parsed yet, without parsing more than the objects on the path (a rule over one field of
+    /// a read does not build the whole value).
+    pub(crate) fn field_at<'s>(&'s self, path: &'s FieldPath) -> Option<Cow<'s, Value>> {
         if let Some(canonical) = self.canonical.get() {
-            return lookup(canonical, path).map(Cow::Borrowed);
+            return lookup(canonical, &path.path).map(Cow::Borrowed);
         }
-        let root = self.schema;
-        let mut schema = root;
-        let mut current = self.value();
+        if self.parsed.get().is_none()
+            && let Some(text) = self.unparsed_text()
+            && let Ok(found) = self.walk(Node::Text(text), path)
+        {
+            return found;
+        }
+        // Text the walk could not read (a repeated key on the path, not JSON) is read as the
+        // parsed value has it.
+        self.walk(Node::Value(self.value()), path).unwrap_or(None)
+    }
+
+    /// The text sent, when it is an object still to parse (no arguments parse at no cost).
+    fn unparsed_text(&self) -> Option<&str> {
+        match &*self.sent {
+            Arguments::Json(text) => {
+                let text = text.trim();
+                (text.starts_with('{')).then_some(text)
+            }
+            Arguments::Value(_) => None,
+        }
+    }
+
+    /// The walk of [`field_at`](Self::field_at) from `start`: `Err` when the text cannot
+    /// answer as the parsed value would.
+    fn walk<'s>(
+        &'s self,
+        start: Node<'s>,
+        path: &'s FieldPath,
+    ) -> Result<Option<Cow<'s, Value>>, Unread> {
+        let mut current = start;
         // Inside a default, the value is as the schema wrote it (the canonical form does not
         // fill defaults into defaults).
         let mut in_default = false;
-        for name in path.split('.') {
-            if in_default {
-                current = current.get(name)?;
-                continue;
-            }
-            let object = follow(root, schema);
-            let field_schema = property_of(object, name);
-            current = match current.as_object()?.get(name) {
-                Some(Value::Null) if dropped_when_null(root, object, name, field_schema) => {
-                    return None;
-                }
-                Some(found) => found,
-                None => {
-                    in_default = true;
-                    default_of(root, field_schema)?
-                }
+        for step in &path.steps {
+            let entry = match current {
+                Node::Value(value) => match value.as_object() {
+                    Some(object) => object.get(&*step.name).map(Node::Value),
+                    None => return Ok(None),
+                },
+                Node::Text(text) => entry_in_text(text, &step.name)?.map(Node::Text),
             };
-            schema = field_schema;
+            current = match entry {
+                None if in_default => return Ok(None),
+                Some(found) if in_default => found,
+                Some(found) if found.is_null() && step.dropped_when_null => return Ok(None),
+                Some(found) => found,
+                None => match &step.default {
+                    Some(default) => {
+                        in_default = true;
+                        Node::Value(default)
+                    }
+                    None => return Ok(None),
+                },
+            };
         }
         match current {
             // A whole object or array compares as its canonical form.
-            Value::Object(_) | Value::Array(_) if !in_default => {
-                lookup(self.canonical(), path).map(Cow::Borrowed)
+            Node::Value(Value::Object(_) | Value::Array(_)) if !in_default => {
+                Ok(lookup(self.canonical(), &path.path).map(Cow::Borrowed))
             }
-            found => Some(Cow::Borrowed(found)),
+            Node::Text(text) if text.starts_with(['{', '[']) => {
+                Ok(lookup(self.canonical(), &path.path).map(Cow::Borrowed))
+            }
+            Node::Value(found) => Ok(Some(Cow::Borrowed(found))),
+            // Numbers as the whole text's parse reads them; the rest as JSON reads it.
+            Node::Text(text) => match text.as_bytes().first() {
+                Some(b'"' | b't' | b'f' | b'n') => serde_json::from_str(text),
+                _ => tool_core::exact_value(text),
+            }
+            .map(|value| Some(Cow::Owned(value)))
+            .map_err(|_| Unread),
         }
     }
 
@@ -469,6 +523,137 @@ fn follow<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
     current
 }
 
+/// A dotted path to a field, with what a tool's schema says at each step (read once, when the
+/// runtime is built, for a policy's rule).
+#[derive(Debug, Clone)]
+pub(crate) struct FieldPath {
+    path: Box<str>,
+    steps: Box<[Step]>,
+}
+
+/// One step of a [`FieldPath`].
+#[derive(Debug, Clone)]
+struct Step {
+    name: Box<str>,
+    /// The field's default, filled in when it is absent.
+    default: Option<Value>,
+    /// An explicit `null` means what its absence means (optional, no default).
+    dropped_when_null: bool,
+}
+
+impl FieldPath {
+    /// `path` as a tool with the input schema `root` reads it.
+    pub(crate) fn new(root: &Value, path: &str) -> Self {
+        let mut schema = root;
+        let mut steps = Vec::new();
+        for name in path.split('.') {
+            let object = follow(root, schema);
+            let field_schema = property_of(object, name);
+            steps.push(Step {
+                name: name.into(),
+                default: default_of(root, field_schema).cloned(),
+                dropped_when_null: dropped_when_null(root, object, name, field_schema),
+            });
+            schema = field_schema;
+        }
+        Self {
+            path: path.into(),
+            steps: steps.into_boxed_slice(),
+        }
+    }
+}
+
+/// Where the walk to a field stands: in the parsed value, or in the text of a value not
+/// parsed (as sent, without its surrounding space).
+#[derive(Clone, Copy)]
+enum Node<'v> {
+    Value(&'v Value),
+    Text(&'v str),
+}
+
+impl Node<'_> {
+    fn is_null(&self) -> bool {
+        match self {
+            Node::Value(value) => value.is_null(),
+            Node::Text(text) => *text == "null",
+        }
+    }
+}
+
+/// The text cannot say what the parsed value would: the walk reads the value instead.
+struct Unread;
+
+/// The text of the entry `name` of the object written in `text`, read without building the
+/// object. `Err` when `text` is not one object or names `name` twice (the parsed value keeps
+/// one of the two; the walk leaves that to it).
+fn entry_in_text<'t>(text: &'t str, name: &str) -> Result<Option<&'t str>, Unread> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let found = de::DeserializeSeed::deserialize(FindEntry { name }, &mut deserializer)
+        .map_err(|_| Unread)?;
+    deserializer.end().map_err(|_| Unread)?;
+    Ok(found)
+}
+
+/// Reads an object, keeping the text of one entry's value and skipping the others.
+struct FindEntry<'n> {
+    name: &'n str,
+}
+
+impl<'de> de::DeserializeSeed<'de> for FindEntry<'_> {
+    type Value = Option<&'de str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FindEntry<'_> {
+    type Value = Option<&'de str>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(is_the_name) = map.next_key_seed(KeyIs(self.name))? {
+            if !is_the_name {
+                map.next_value::<de::IgnoredAny>()?;
+                continue;
+            }
+            if found.is_some() {
+                return Err(de::Error::custom("a repeated key"));
+            }
+            let value: &'de serde_json::value::RawValue = map.next_value()?;
+            found = Some(value.get());
+        }
+        Ok(found)
+    }
+}
+
+/// Whether a key is `name` (escaped or not).
+struct KeyIs<'n>(&'n str);
+
+impl<'de> de::DeserializeSeed<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
+    }
+}
+
 /// The value at a dotted path of object keys.
 fn lookup<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
     path.split('.').try_fold(value, |value, key| value.get(key))
@@ -571,9 +756,9 @@ mod tests {
         let schema = schema();
         let sent = Arguments::Json(r#"{"subject": "s", "cap": null, "tag": null}"#.into());
         let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
-        assert_eq!(arguments.field("priority").as_deref(), Some(&json!(3)));
+        assert_eq!(arguments.field("priority"), Some(json!(3)));
         assert_eq!(arguments.field("cap"), None);
-        assert_eq!(arguments.field("tag").as_deref(), Some(&Value::Null));
+        assert_eq!(arguments.field("tag"), Some(Value::Null));
         assert_eq!(arguments.field("address.city"), None);
         assert!(arguments.canonical.get().is_none());
         for path in [
@@ -585,21 +770,59 @@ mod tests {
             "address.city",
         ] {
             assert_eq!(
-                arguments.field(path).as_deref(),
-                lookup(arguments.canonical(), path),
+                arguments.field(path),
+                lookup(arguments.canonical(), path).cloned(),
                 "{path}"
             );
         }
         let sent = Arguments::Value(json!({"subject": "s", "address": {}}));
         let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
-        assert_eq!(
-            arguments.field("address.city").as_deref(),
-            Some(&json!("Paris"))
-        );
-        assert_eq!(
-            arguments.field("address").as_deref(),
-            Some(&json!({"city": "Paris"}))
-        );
+        assert_eq!(arguments.field("address.city"), Some(json!("Paris")));
+        assert_eq!(arguments.field("address"), Some(json!({"city": "Paris"})));
+    }
+
+    #[test]
+    fn a_field_of_text_is_read_without_parsing_the_whole_value_and_as_it_would_be() {
+        let schema = schema();
+        let texts = [
+            r#"{"subject": "s", "cap": null, "tag": null}"#,
+            r#" {"subject":"s","priority":7,"address":{"city":"Lyon"}} "#,
+            r#"{"subject":"s","priority":2.0,"address":{}}"#,
+            r#"{"sub\u006aect":"escaped key","address":null,"priority":123456789012345678901}"#,
+            // A repeated key: the walk leaves it to the parsed value.
+            r#"{"subject":"a","subject":"b","address":{"city":"X","city":"Y"}}"#,
+            r#"{"subject":"s","address":"not an object","cap":[1,2]}"#,
+            r#"{"subject":"s"} trailing"#,
+            r#"{"subject": "\"quoted\" sk-proj-abcdefghijklmnopqrstuvwx1234"}"#,
+        ];
+        let paths = [
+            "subject",
+            "priority",
+            "cap",
+            "tag",
+            "address",
+            "address.city",
+            "address.city.more",
+            "missing",
+        ];
+        for text in texts {
+            for path in paths {
+                let sent = Arguments::Json(text.into());
+                let unparsed = CallArguments::new(Cow::Borrowed(&sent), &schema);
+                let read = unparsed.field(path);
+                let parsed = CallArguments::new(Cow::Borrowed(&sent), &schema);
+                parsed.parse();
+                assert_eq!(read, parsed.field(path), "{text} at {path}");
+            }
+        }
+        // A plain field of a well-formed text parses nothing else.
+        let sent =
+            Arguments::Json(r#"{"subject":"s","priority":7,"address":{"city":"Lyon"}}"#.into());
+        let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
+        assert_eq!(arguments.field("priority"), Some(json!(7)));
+        assert_eq!(arguments.field("address.city"), Some(json!("Lyon")));
+        assert_eq!(arguments.field("cap"), None);
+        assert!(arguments.parsed.get().is_none());
     }
 
     #[test]
@@ -649,8 +872,8 @@ mod tests {
         assert_eq!(absent.canonical(), &json!({ "cap": 500 }));
         assert_eq!(null.canonical(), &json!({ "cap": null }));
         assert_ne!(absent.digest(), null.digest());
-        assert_eq!(absent.field("cap").as_deref(), Some(&json!(500)));
-        assert_eq!(null.field("cap").as_deref(), Some(&Value::Null));
+        assert_eq!(absent.field("cap"), Some(json!(500)));
+        assert_eq!(null.field("cap"), Some(Value::Null));
     }
 
     #[test]
@@ -683,14 +906,8 @@ mod tests {
         });
         let sent = Arguments::Value(json!({"home": {"street": "x"}}));
         let arguments = CallArguments::new(Cow::Borrowed(&sent), &schema);
-        assert_eq!(
-            arguments.field("home.country").as_deref(),
-            Some(&json!("FR"))
-        );
-        assert_eq!(
-            arguments.field("work.country").as_deref(),
-            Some(&json!("DE"))
-        );
+        assert_eq!(arguments.field("home.country"), Some(json!("FR")));
+        assert_eq!(arguments.field("work.country"), Some(json!("DE")));
         assert_eq!(arguments.canonical()["home"]["country"], "FR");
         assert_eq!(arguments.canonical()["work"]["country"], "DE");
     }

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::{RiskLevel, ToolSpec};
 
-use crate::arguments::CallArguments;
+use crate::arguments::{CallArguments, FieldPath};
 use crate::build_error::BuildError;
 pub use crate::build_error::Compare;
 use crate::session::Principal;
@@ -69,6 +69,8 @@ pub(crate) enum Condition {
         path: String,
         compare: Compare,
         value: Value,
+        /// The path as its tool's schema reads it, once the runtime is built.
+        read: Option<FieldPath>,
     },
     /// A predicate over the validated arguments.
     Predicate(Arc<dyn Fn(&Value) -> bool + Send + Sync>),
@@ -81,6 +83,7 @@ impl fmt::Debug for Condition {
                 path,
                 compare,
                 value,
+                ..
             } => write!(f, "{path} {compare:?} {value}"),
             Condition::Predicate(_) => f.write_str("<predicate>"),
         }
@@ -310,6 +313,7 @@ impl Policy {
                 path: path.into(),
                 compare,
                 value: value.into(),
+                read: None,
             },
             action,
             reason: reason.into(),
@@ -360,16 +364,19 @@ impl Policy {
     }
 
     /// Every rule over a field can hold for its tool's input schema (`schema_of` gives it, by
-    /// tool name; a tool without one was already refused by name).
-    pub(crate) fn check_rules<'s>(
-        &self,
+    /// tool name; a tool without one was already refused by name), and reads its path as that
+    /// schema says, once.
+    pub(crate) fn bind_rules<'s>(
+        &mut self,
         schema_of: impl Fn(&str) -> Option<&'s Value>,
     ) -> Result<(), BuildError> {
-        for (index, rule) in self.rules.iter().enumerate() {
+        for index in 0..self.rules.len() {
+            let rule = &self.rules[index];
             let Condition::Field {
                 path,
                 compare,
                 value,
+                ..
             } = &rule.condition
             else {
                 continue;
@@ -394,6 +401,10 @@ impl Policy {
                     problem,
                 },
             })?;
+            let bound = FieldPath::new(schema, path);
+            if let Condition::Field { read, .. } = &mut self.rules[index].condition {
+                *read = Some(bound);
+            }
         }
         Ok(())
     }
@@ -408,9 +419,12 @@ impl Policy {
         }
     }
 
-    /// Whether deciding about `tool` needs its arguments as a value.
-    pub(crate) fn reads_arguments(&self, tool: &str) -> bool {
-        self.rules.iter().any(|rule| rule.tool == tool)
+    /// Whether deciding about `tool` reads its whole arguments as a value (a predicate does;
+    /// a rule over a field reads that field only).
+    pub(crate) fn reads_the_value(&self, tool: &str) -> bool {
+        self.rules
+            .iter()
+            .any(|rule| rule.tool == tool && matches!(rule.condition, Condition::Predicate(_)))
     }
 
     /// The roles `principal` lacks for `tool` (declared on the tool, or by the policy).
@@ -502,10 +516,21 @@ impl Condition {
         match self {
             Condition::Predicate(predicate) => predicate(arguments.canonical()),
             Condition::Field {
+                compare,
+                value,
+                read: Some(path),
+                ..
+            } => compare_values(arguments.field_at(path).as_deref(), *compare, value),
+            // A policy not bound to a runtime's tools (its own tests) reads the path now.
+            Condition::Field {
                 path,
                 compare,
                 value,
-            } => compare_values(arguments.field(path).as_deref(), *compare, value),
+                read: None,
+            } => {
+                let path = arguments.path(path);
+                compare_values(arguments.field_at(&path).as_deref(), *compare, value)
+            }
         }
     }
 }

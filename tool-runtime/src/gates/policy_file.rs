@@ -369,6 +369,7 @@ impl RuleTable {
                 path: self.field.into_inner(),
                 compare,
                 value,
+                read: None,
             },
             action: self.action,
             reason,
@@ -461,6 +462,7 @@ mod tests {
                 path,
                 compare,
                 value,
+                ..
             } => (path, *compare, value),
             Condition::Predicate(_) => panic!("a predicate from a file"),
         }
@@ -677,7 +679,8 @@ mod tests {
             noted.reason(&refund),
             "the policy says `ask` for `refund` when `note` is present"
         );
-        assert!(policy.reads_arguments("refund"));
+        // Rules over fields read those fields, not the whole value.
+        assert!(!policy.reads_the_value("refund"));
     }
 
     #[test]

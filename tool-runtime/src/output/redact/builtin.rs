@@ -13,7 +13,15 @@
 //! of a private key block is shared by the blocks before it, so the work stays linear in the
 //! text whatever it holds.
 
+use std::sync::LazyLock;
+
 use memchr::{memchr3_iter, memmem};
+
+// Built once: a searcher costs more to build than a short output costs to scan.
+static SCHEME_END: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"://"));
+static PRIVATE_KEY_END: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"-----END "));
 
 /// A match: the byte range to replace (the `secret` group's, when the pattern has one) and the
 /// index of the redactor's pattern.
@@ -193,7 +201,7 @@ impl Scanner<'_> {
             }
         }
         if self.enabled.get(UrlPassword).is_some() {
-            for at in memmem::find_iter(bytes, b"://") {
+            for at in SCHEME_END.find_iter(bytes) {
                 self.url_password(at);
             }
         }
@@ -413,10 +421,12 @@ impl Scanner<'_> {
         {
             return found;
         }
-        let found = memmem::find_iter(&self.bytes[from..], b"-----END ").find_map(|offset| {
-            let start = from + offset;
-            key_line_end(self.bytes, start + b"-----END ".len()).map(|end| (start, end))
-        });
+        let found = PRIVATE_KEY_END
+            .find_iter(&self.bytes[from..])
+            .find_map(|offset| {
+                let start = from + offset;
+                key_line_end(self.bytes, start + b"-----END ".len()).map(|end| (start, end))
+            });
         self.private_key_end = Some((from, found));
         found
     }
