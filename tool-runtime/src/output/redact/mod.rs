@@ -480,6 +480,12 @@ mod tests {
         }
 
         #[test]
+        fn one_pass_over_a_short_text_finds_what_three_passes_find(text in secret_like_text()) {
+            let [short, long] = builtin::scan_each_way(&text, &DEFAULT.builtins);
+            proptest::prop_assert_eq!(short, long, "{:?}", text);
+        }
+
+        #[test]
         fn every_string_a_builtin_pattern_matches_is_redacted(
             (pattern, secret) in proptest::sample::select(PATTERNS.to_vec())
                 .prop_flat_map(|(_, name, regex)| {
