@@ -203,31 +203,34 @@ impl<D: Any + Send + Sync> Runtime<D> {
         let mut planned: Vec<Option<(Planned<'_>, ToolFuture)>> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             let answer = answered.get(index).copied().unwrap_or(Answered::No);
-            let planned_call = shared
-                .plan(gate_session, CallRef::of(index, call), |tool| {
-                    context_of(index, tool)
-                })
+            // The planned call is moved once, into its place (a match rather than combinators,
+            // which move it at each step).
+            let refused = match shared.plan(gate_session, CallRef::of(index, call), |tool| {
+                context_of(index, tool)
+            }) {
+                Ok((plan, first)) => {
+                    match shared.decide(gate_session, &plan, answer != Answered::No) {
+                        Ok(admitted) => {
+                            if let Admitted::Ask(reason) = admitted
+                                && answer == Answered::No
+                            {
+                                asks.push((index, reason));
+                            }
+                            planned.push(Some((plan, first)));
+                            observations.push(None);
+                            None
+                        }
+                        Err(error) => Some(error),
+                    }
+                }
                 // Arguments a person edited that do not validate are that person's mistake:
                 // a denial naming the field, as for an edit given at once.
-                .map_err(|error| match answer {
-                    Answered::Edited => gates::edit_refused(error),
-                    _ => error,
-                })
-                .and_then(|(plan, first)| {
-                    let admitted = shared.decide(gate_session, &plan, answer != Answered::No)?;
-                    Ok((plan, first, admitted))
-                });
-            match planned_call {
-                Ok((plan, first, admitted)) => {
-                    if let Admitted::Ask(reason) = admitted
-                        && answer == Answered::No
-                    {
-                        asks.push((index, reason));
-                    }
-                    planned.push(Some((plan, first)));
-                    observations.push(None);
-                }
-                Err(error) => {
+                Err(error) if answer == Answered::Edited => Some(gates::edit_refused(error)),
+                Err(error) => Some(error),
+            };
+            match refused {
+                None => {}
+                Some(error) => {
                     tracing::info!(tool = %call.name, call_id = %call.id, kind = %error.kind(), "rejected while planning");
                     observations.push(Some(
                         shared.rejected(session_id, &call.id, &call.name, error),
@@ -299,12 +302,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
         for batch in &batches {
             // `copied`: a closure over `usize` keeps the turn's future `Send` (one over `&usize`
             // held across an await does not prove it).
-            let mut members = batch
-                .calls
-                .iter()
-                .copied()
-                .filter_map(|index| planned[index].take())
-                .peekable();
+            let mut members = batch.calls.iter().copied().peekable();
             while members.peek().is_some() {
                 if waiting.len() >= concurrency
                     && let Some(finished) = waiting.next().await
@@ -316,6 +314,7 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     shared,
                     session: gate_session,
                     members: &mut members,
+                    planned: &mut planned,
                     waiting: &mut waiting,
                     observations: &mut observations,
                     concurrency,
@@ -372,7 +371,11 @@ pub(crate) enum Answered {
 struct StartCalls<'t, 'a, D, I> {
     shared: &'a Shared<D>,
     session: &'a Session,
+    /// The batch's calls still to start, by index.
     members: &'t mut I,
+    /// The planned calls, each taken from its place when it starts (moved once, into its
+    /// future).
+    planned: &'t mut [Option<(Planned<'a>, ToolFuture)>],
     waiting: &'t mut Waiting<'a>,
     observations: &'t mut Vec<Option<Observation>>,
     concurrency: usize,
@@ -383,15 +386,18 @@ struct StartCalls<'t, 'a, D, I> {
 impl<'a, D, I> Future for StartCalls<'_, 'a, D, I>
 where
     D: Any + Send + Sync,
-    I: Iterator<Item = (Planned<'a>, ToolFuture)>,
+    I: Iterator<Item = usize>,
 {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
         while this.waiting.len() < this.concurrency {
-            let Some((plan, first)) = this.members.next() else {
+            let Some(index) = this.members.next() else {
                 break;
+            };
+            let Some((plan, first)) = this.planned[index].take() else {
+                continue;
             };
             let span = call_span(&plan, 0, Some(this.batch));
             let mut call = this.shared.run_call(plan, first, span, this.cancel, true);

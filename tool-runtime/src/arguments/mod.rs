@@ -233,6 +233,11 @@ impl<'a> CallArguments<'a> {
             Node::Value(found) => Ok(Some(Cow::Borrowed(found))),
             // Numbers as the whole text's parse reads them; the rest as JSON reads it.
             Node::Text(text) => match text.as_bytes().first() {
+                // The text of a string the parser read already: without an escape, its
+                // characters are the string's.
+                Some(b'"') if !text.contains('\\') && text.len() >= 2 => {
+                    Ok(Value::String(text[1..text.len() - 1].to_owned()))
+                }
                 Some(b'"' | b't' | b'f' | b'n') => serde_json::from_str(text),
                 _ => tool_core::exact_value(text),
             }
