@@ -108,7 +108,12 @@ impl SessionContext {
 
     /// The same session with the runtime's data about it, which nested calls read back
     /// through [`CallContext::session_data`].
-    pub fn with_data(self, data: Arc<AnyDeps>) -> Self {
+    pub fn with_data(mut self, data: Arc<AnyDeps>) -> Self {
+        // A session just made is set in place; one shared already is copied.
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.data = Some(data);
+            return self;
+        }
         let inner = &*self.inner;
         Self {
             inner: Arc::new(SessionInner {
