@@ -147,6 +147,7 @@ mod nested;
 mod observation;
 pub mod output;
 mod plan;
+pub mod providers;
 mod resume;
 mod runtime;
 mod schedule;
