@@ -166,3 +166,60 @@ fn stops_quietly_when_stdout_is_closed() {
         assert!(stderr.is_empty(), "and says nothing: {stderr}");
     }
 }
+
+#[test]
+fn export_prints_the_catalog_as_each_provider_request_carries_it() {
+    let runtime = runtime();
+    let names: Vec<String> = runtime
+        .catalog(&Session::new("cli"))
+        .iter()
+        .map(|spec| spec.name().to_owned())
+        .collect();
+    for (format, name_at) in [
+        ("openai", "/function/name"),
+        ("openai-responses", "/name"),
+        ("anthropic", "/name"),
+        ("anthropic-strict", "/name"),
+        ("mcp", "/name"),
+    ] {
+        let output = catalog(&["--export", format]);
+        assert!(output.status.success(), "{format}: {output:?}");
+        let tools: Value = serde_json::from_str(&stdout(&output))
+            .unwrap_or_else(|error| panic!("{format}: stdout is JSON ({error})"));
+        let exported: Vec<&str> = tools
+            .as_array()
+            .map(|tools| tools.iter().filter_map(|tool| tool.pointer(name_at)?.as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(exported, names, "{format}");
+    }
+    for format in ["gemini", "gemini-parameters"] {
+        let output = catalog(&["--export", format]);
+        assert!(output.status.success(), "{format}: {output:?}");
+        let tools: Value = serde_json::from_str(&stdout(&output)).unwrap_or(Value::Null);
+        let declarations = tools[0]["functionDeclarations"].as_array().map(Vec::len);
+        assert_eq!(declarations, Some(names.len()), "{format}");
+    }
+    let output = catalog(&["--export", "cohere"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--export takes one of openai"), "{stderr}");
+}
+
+#[test]
+fn tokens_prints_the_cost_per_target_and_per_tool() {
+    let output = catalog(&["--tokens"]);
+    assert!(output.status.success(), "{output:?}");
+    let printed = stdout(&output);
+    for target in ["openai_strict", "anthropic", "gemini", "mcp"] {
+        let total = printed
+            .lines()
+            .find(|line| line.split_whitespace().next() == Some(target))
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|total| total.parse::<usize>().ok());
+        assert!(total.is_some_and(|total| total > 100), "{target}: {printed}");
+    }
+    assert!(
+        printed.lines().any(|line| line.starts_with("get_order_status")),
+        "{printed}"
+    );
+}

@@ -258,6 +258,7 @@ impl<D: Any + Send + Sync> RuntimeBuilder<D> {
         Ok(Runtime {
             shared: Arc::new(Shared {
                 deps: self.deps,
+                lowerings: crate::providers::Lowerings::new(registry.len()),
                 registry,
                 limits: self.limits,
                 retry: self.retry,

@@ -21,6 +21,7 @@ use crate::gates::{self, Admitted};
 use crate::limits::Limits;
 use crate::observation::{Observation, TurnReport};
 use crate::plan::{CallRef, Planned, PlannedContext};
+use crate::providers::{LoweredCatalog, LoweringError, Target};
 use crate::schedule::{self, Slot};
 use crate::session::Session;
 use crate::stack::Shared;
@@ -81,6 +82,25 @@ impl<D: Any + Send + Sync> Runtime<D> {
                     .shown(session, spec, self.shared.artifact_tool)
             })
             .collect()
+    }
+
+    /// The session's catalog lowered for `target` (see [`providers`](crate::providers)), in
+    /// the catalog's order; each tool's lowering is made once and kept. A tool whose schema
+    /// the target cannot express is the error, naming the tool, the keyword and what to change.
+    pub fn lowered_catalog(
+        &self,
+        session: &Session,
+        target: Target,
+    ) -> Result<LoweredCatalog, LoweringError> {
+        let shared = &*self.shared;
+        shared.lowerings.catalog(
+            shared
+                .registry
+                .specs()
+                .enumerate()
+                .filter(|(_, spec)| shared.gates.shown(session, spec, shared.artifact_tool)),
+            target,
+        )
     }
 
     /// Lets a session whose consecutive denials stopped its asks and writes

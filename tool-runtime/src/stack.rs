@@ -40,6 +40,7 @@ use crate::output::artifacts::ArtifactStore;
 use crate::output::redact::Redactor;
 use crate::output::{self, Policy};
 use crate::plan::{CallRef, Planned, PlannedContext};
+use crate::providers::Lowerings;
 use crate::session::Session;
 use crate::shells::{CallShells, RetryPolicy, contain};
 use crate::validate;
@@ -60,6 +61,8 @@ pub(crate) struct Shared<D> {
     pub(crate) gates: Gates,
     /// Exactly once for writes.
     pub(crate) idempotency: Layer,
+    /// Each tool's schema lowered per provider, made when first asked for.
+    pub(crate) lowerings: Lowerings,
 }
 
 impl<D: Any + Send + Sync> Shared<D> {

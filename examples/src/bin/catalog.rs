@@ -4,7 +4,13 @@
 //! ```text
 //! cargo run -p examples --bin catalog
 //! cargo run -p examples --bin catalog -- get_order_status '{"order_id":"A-1024"}'
+//! cargo run -p examples --bin catalog -- --export openai   # the catalog lowered for a provider
+//! cargo run -p examples --bin catalog -- --tokens          # what it costs, per target and tool
 //! ```
+//!
+//! `--export` takes `openai` (Chat Completions `tools`), `openai-responses`, `anthropic`,
+//! `anthropic-strict`, `gemini` (`parametersJsonSchema`), `gemini-parameters` (the OpenAPI
+//! subset) or `mcp` (`tools/list` entries), and prints the request's `tools` as JSON.
 //!
 //! The catalog is the runtime's registry: the support-desk tools and the built-in
 //! `read_artifact`. An invocation is a one-call turn of `Runtime::execute`, the path every
@@ -20,6 +26,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use examples::support::SupportDeps;
+use tool_runtime::providers::{self, LoweredCatalog, Target, anthropic, gemini, mcp, openai};
 use tool_runtime::{Registry, Runtime, Session, ToolCall};
 
 #[tokio::main]
@@ -32,15 +39,32 @@ async fn main() -> ExitCode {
         }
     };
     let mut args = std::env::args().skip(1);
+    let session = Session::new("cli");
     let written = match args.next() {
         None => print_catalog(&mut io::stdout().lock(), runtime.registry()).map(|()| true),
+        Some(flag) if flag == "--export" => {
+            let format = args.next().unwrap_or_default();
+            match export(&runtime, &session, &format) {
+                Ok(tools) => writeln!(io::stdout().lock(), "{tools:#}").map(|()| true),
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        Some(flag) if flag == "--tokens" => {
+            match print_tokens(&mut io::stdout().lock(), &runtime, &session) {
+                Ok(written) => Ok(written),
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         Some(name) => {
             let arguments = args.next().unwrap_or_else(|| "{}".to_owned());
             let report = runtime
-                .execute(
-                    &Session::new("cli"),
-                    [ToolCall::new("call-1", name, arguments)],
-                )
+                .execute(&session, [ToolCall::new("call-1", name, arguments)])
                 .await;
             let Some(observation) = report.get("call-1") else {
                 eprintln!("error: the runtime did not answer the call");
@@ -108,4 +132,89 @@ fn print_catalog(out: &mut impl Write, registry: &Registry) -> io::Result<()> {
         writeln!(out)?;
     }
     out.flush()
+}
+
+/// The formats `--export` takes, with the target each is lowered for.
+const FORMATS: [(&str, Target); 7] = [
+    ("openai", Target::OpenAiStrict),
+    ("openai-responses", Target::OpenAiStrict),
+    ("anthropic", Target::Anthropic),
+    ("anthropic-strict", Target::AnthropicStrict),
+    ("gemini", Target::Gemini),
+    ("gemini-parameters", Target::GeminiParameters),
+    ("mcp", Target::Mcp),
+];
+
+/// The session's catalog as `format`'s request carries it.
+fn export(
+    runtime: &Runtime<SupportDeps>,
+    session: &Session,
+    format: &str,
+) -> Result<serde_json::Value, String> {
+    let Some(&(_, target)) = FORMATS.iter().find(|(name, _)| *name == format) else {
+        let names: Vec<&str> = FORMATS.iter().map(|(name, _)| *name).collect();
+        return Err(format!(
+            "--export takes one of {}; got `{format}`",
+            names.join(", ")
+        ));
+    };
+    if target == Target::Mcp {
+        return mcp::tools(runtime, session)
+            .map(serde_json::Value::from)
+            .map_err(|error| error.to_string());
+    }
+    let catalog: LoweredCatalog = runtime
+        .lowered_catalog(session, target)
+        .map_err(|error| error.to_string())?;
+    Ok(serde_json::Value::from(match format {
+        "openai" => openai::chat_tools(&catalog),
+        "openai-responses" => openai::responses_tools(&catalog),
+        "gemini" | "gemini-parameters" => gemini::tools(&catalog),
+        _ => anthropic::tools(&catalog),
+    }))
+}
+
+/// The catalog's tokens per target, then per tool for each target. A target the catalog
+/// cannot be lowered for is named with the reason.
+fn print_tokens(
+    out: &mut impl Write,
+    runtime: &Runtime<SupportDeps>,
+    session: &Session,
+) -> Result<bool, String> {
+    let mut counts = Vec::new();
+    let mut lowered_all = true;
+    let write_error = |error: io::Error| error.to_string();
+    writeln!(out, "tokens (o200k_base) of the tools each request carries\n").map_err(write_error)?;
+    for target in Target::ALL {
+        match runtime.lowered_catalog(session, target) {
+            Ok(catalog) => {
+                let count = providers::tokens::count(&catalog);
+                writeln!(out, "{:<18} {:>6}", target.as_str(), count.total).map_err(write_error)?;
+                counts.push(count);
+            }
+            Err(error) => {
+                lowered_all = false;
+                writeln!(out, "{:<18} cannot lower: {error}", target.as_str())
+                    .map_err(write_error)?;
+            }
+        }
+    }
+    let Some(first) = counts.first() else {
+        return Ok(false);
+    };
+    write!(out, "\n{:<28}", "tool").map_err(write_error)?;
+    for count in &counts {
+        write!(out, " {:>17}", count.target.as_str()).map_err(write_error)?;
+    }
+    writeln!(out).map_err(write_error)?;
+    for (index, (tool, _)) in first.per_tool.iter().enumerate() {
+        write!(out, "{tool:<28}").map_err(write_error)?;
+        for count in &counts {
+            let tokens = count.per_tool.get(index).map_or(0, |(_, tokens)| *tokens);
+            write!(out, " {tokens:>17}").map_err(write_error)?;
+        }
+        writeln!(out).map_err(write_error)?;
+    }
+    out.flush().map_err(write_error)?;
+    Ok(lowered_all)
 }

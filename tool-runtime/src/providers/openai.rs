@@ -1,0 +1,182 @@
+//! OpenAI: the Chat Completions and Responses APIs, strict function calling.
+//!
+//! ```
+//! # use tool_runtime::providers::{openai, Target};
+//! # use tool_runtime::{Runtime, Session, tool};
+//! # pub struct Deps;
+//! /// Looks an order up.
+//! #[tool(read_only)]
+//! fn get_order(order_id: String, verbose: Option<bool>) -> String { order_id }
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let runtime = Runtime::builder(Deps).build()?;
+//! let session = Session::new("s-1");
+//! let catalog = runtime.lowered_catalog(&session, Target::OpenAiStrict)?;
+//! let tools = openai::chat_tools(&catalog); // the request's `tools`
+//! # assert_eq!(tools[0]["function"]["strict"], true);
+//! // The assistant message of the response, as the API sent it:
+//! let message = serde_json::json!({"role": "assistant", "tool_calls": [{
+//!     "id": "call_1", "type": "function",
+//!     "function": {"name": "get_order", "arguments": "{\"order_id\":\"A-1\",\"verbose\":null}"}
+//! }]});
+//! let calls = openai::calls_from_chat(&message, &catalog)?;
+//! let report = runtime.execute(&session, &calls).await;
+//! let messages = openai::chat_messages(&report); // append to the conversation
+//! # assert_eq!(messages[0]["tool_call_id"], "call_1");
+//! # assert_eq!(messages[0]["content"], "A-1");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+use serde_json::{Value, json};
+
+use super::{LoweredCatalog, ProviderError, Target, calls_with_nulls_mapped};
+use crate::{ToolCall, TurnReport};
+
+/// The catalog as the `tools` of a Chat Completions request: `{"type": "function",
+/// "function": {name, description, parameters, strict}}` each, `strict` sent explicitly (true
+/// for a catalog lowered for [`Target::OpenAiStrict`]).
+pub fn chat_tools(catalog: &LoweredCatalog) -> Vec<Value> {
+    let strict = catalog.target() == Target::OpenAiStrict;
+    catalog
+        .tools()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters.clone().unwrap_or_else(super::no_parameters),
+                    "strict": strict,
+                }
+            })
+        })
+        .collect()
+}
+
+/// The catalog as the `tools` of a Responses request: `{"type": "function", name,
+/// description, parameters, strict}` each.
+pub fn responses_tools(catalog: &LoweredCatalog) -> Vec<Value> {
+    let strict = catalog.target() == Target::OpenAiStrict;
+    catalog
+        .tools()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters.clone().unwrap_or_else(super::no_parameters),
+                "strict": strict,
+            })
+        })
+        .collect()
+}
+
+/// The tool calls of a Chat Completions answer: `message` is the assistant message (or the
+/// whole response, whose first choice's message is read). The arguments are passed on as the
+/// model wrote them, malformed JSON included (the runtime answers such a call
+/// `invalid_arguments`); a `null` for a parameter the strict lowering made nullable is read
+/// as the parameter left out. No `tool_calls`: no calls.
+pub fn calls_from_chat(
+    message: &Value,
+    catalog: &LoweredCatalog,
+) -> Result<Vec<ToolCall>, ProviderError> {
+    let message = message
+        .pointer("/choices/0/message")
+        .unwrap_or(message);
+    let calls = match message.get("tool_calls") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(calls)) => calls,
+        Some(_) => return Err(ProviderError::shape("`tool_calls` is not an array")),
+    };
+    let calls = calls
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let function = call.get("function").ok_or_else(|| {
+                ProviderError::shape(format!("tool call {index} has no `function`"))
+            })?;
+            let name = string_at(function, "name", index)?;
+            let id = call
+                .get("id")
+                .and_then(Value::as_str)
+                .map_or_else(|| super::synthesized_id(index), str::to_owned);
+            Ok(ToolCall::new(id, name, arguments_of(function.get("arguments"))))
+        })
+        .collect::<Result<Vec<_>, ProviderError>>()?;
+    Ok(calls_with_nulls_mapped(calls, catalog))
+}
+
+/// The tool calls of a Responses answer: the `function_call` items of its `output` (`output`
+/// is the response, or its `output` array).
+pub fn calls_from_responses(
+    output: &Value,
+    catalog: &LoweredCatalog,
+) -> Result<Vec<ToolCall>, ProviderError> {
+    let items = match output.get("output").unwrap_or(output) {
+        Value::Array(items) => items,
+        _ => return Err(ProviderError::shape("`output` is not an array")),
+    };
+    let calls = items
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        .enumerate()
+        .map(|(index, item)| {
+            let name = string_at(item, "name", index)?;
+            let id = item
+                .get("call_id")
+                .and_then(Value::as_str)
+                .map_or_else(|| super::synthesized_id(index), str::to_owned);
+            Ok(ToolCall::new(id, name, arguments_of(item.get("arguments"))))
+        })
+        .collect::<Result<Vec<_>, ProviderError>>()?;
+    Ok(calls_with_nulls_mapped(calls, catalog))
+}
+
+/// The report as Chat Completions `tool` messages, one per call in call order:
+/// `{"role": "tool", "tool_call_id", "content"}`; an error's content is its JSON (kind,
+/// message, hint), which the model reads to correct itself.
+pub fn chat_messages(report: &TurnReport) -> Vec<Value> {
+    report
+        .observations()
+        .iter()
+        .map(|observation| {
+            json!({
+                "role": "tool",
+                "tool_call_id": observation.call_id(),
+                "content": observation.text_for_model(),
+            })
+        })
+        .collect()
+}
+
+/// The report as Responses `function_call_output` items, one per call in call order.
+pub fn responses_items(report: &TurnReport) -> Vec<Value> {
+    report
+        .observations()
+        .iter()
+        .map(|observation| {
+            json!({
+                "type": "function_call_output",
+                "call_id": observation.call_id(),
+                "output": observation.text_for_model(),
+            })
+        })
+        .collect()
+}
+
+/// The arguments as OpenAI sends them: a JSON string (an object, from an older server or a
+/// compatible one, is taken as it is).
+fn arguments_of(arguments: Option<&Value>) -> crate::Arguments {
+    match arguments {
+        Some(Value::String(text)) => crate::Arguments::Json(text.clone()),
+        Some(Value::Null) | None => crate::Arguments::Json(String::new()),
+        Some(value) => crate::Arguments::Value(value.clone()),
+    }
+}
+
+fn string_at<'v>(value: &'v Value, key: &str, index: usize) -> Result<&'v str, ProviderError> {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ProviderError::shape(format!("tool call {index} has no string `{key}`")))
+}
