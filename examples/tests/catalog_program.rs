@@ -188,7 +188,12 @@ fn export_prints_the_catalog_as_each_provider_request_carries_it() {
             .unwrap_or_else(|error| panic!("{format}: stdout is JSON ({error})"));
         let exported: Vec<&str> = tools
             .as_array()
-            .map(|tools| tools.iter().filter_map(|tool| tool.pointer(name_at)?.as_str()).collect())
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|tool| tool.pointer(name_at)?.as_str())
+                    .collect()
+            })
             .unwrap_or_default();
         assert_eq!(exported, names, "{format}");
     }
@@ -216,10 +221,15 @@ fn tokens_prints_the_cost_per_target_and_per_tool() {
             .find(|line| line.split_whitespace().next() == Some(target))
             .and_then(|line| line.split_whitespace().nth(1))
             .and_then(|total| total.parse::<usize>().ok());
-        assert!(total.is_some_and(|total| total > 100), "{target}: {printed}");
+        assert!(
+            total.is_some_and(|total| total > 100),
+            "{target}: {printed}"
+        );
     }
     assert!(
-        printed.lines().any(|line| line.starts_with("get_order_status")),
+        printed
+            .lines()
+            .any(|line| line.starts_with("get_order_status")),
         "{printed}"
     );
 }

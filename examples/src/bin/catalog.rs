@@ -184,7 +184,11 @@ fn print_tokens(
     let mut counts = Vec::new();
     let mut lowered_all = true;
     let write_error = |error: io::Error| error.to_string();
-    writeln!(out, "tokens (o200k_base) of the tools each request carries\n").map_err(write_error)?;
+    writeln!(
+        out,
+        "tokens (o200k_base) of the tools each request carries\n"
+    )
+    .map_err(write_error)?;
     for target in Target::ALL {
         match runtime.lowered_catalog(session, target) {
             Ok(catalog) => {

@@ -16,7 +16,10 @@ fn runtime() -> Runtime<SupportDeps> {
 }
 
 fn fixture(name: &str) -> Value {
-    let path = format!("{}/tests/providers/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/providers/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
     serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}"))
 }
@@ -48,8 +51,9 @@ fn the_examples_catalog_lowers_for_every_target_as_the_golden_files_say() {
     expect_file!["golden/openai.json"].assert_eq(&pretty(&json!(openai::chat_tools(&openai))));
     expect_file!["golden/openai-responses.json"]
         .assert_eq(&pretty(&json!(openai::responses_tools(&openai))));
-    expect_file!["golden/anthropic.json"]
-        .assert_eq(&pretty(&json!(anthropic::tools(&lowered(Target::Anthropic)))));
+    expect_file!["golden/anthropic.json"].assert_eq(&pretty(&json!(anthropic::tools(&lowered(
+        Target::Anthropic
+    )))));
     expect_file!["golden/anthropic-strict.json"].assert_eq(&pretty(&json!(anthropic::tools(
         &lowered(Target::AnthropicStrict)
     ))));
@@ -93,7 +97,10 @@ async fn openai_chat_calls_run_and_answer_as_tool_messages_in_call_order() {
     let calls = openai::calls_from_chat(&fixture("openai_chat.json"), &catalog)
         .unwrap_or_else(|error| panic!("{error}"));
     let ids: Vec<&str> = calls.iter().map(|call| &*call.id).collect();
-    assert_eq!(ids, ["call_status", "call_ticket", "call_broken", "call_unknown"]);
+    assert_eq!(
+        ids,
+        ["call_status", "call_ticket", "call_broken", "call_unknown"]
+    );
     // A strict `null` for a parameter left out is the parameter left out: the default applies.
     assert_eq!(
         arguments(&calls[1].arguments),
@@ -101,7 +108,10 @@ async fn openai_chat_calls_run_and_answer_as_tool_messages_in_call_order() {
     );
     assert_eq!(arguments(&calls[0].arguments).get("include_items"), None);
     // Malformed arguments reach the runtime as they were sent.
-    assert_eq!(calls[2].arguments, Arguments::Json(r#"{"order_id": "A-10"#.to_owned()));
+    assert_eq!(
+        calls[2].arguments,
+        Arguments::Json(r#"{"order_id": "A-10"#.to_owned())
+    );
 
     let report = runtime.execute(&session, &calls).await;
     let messages = openai::chat_messages(&report);
@@ -111,8 +121,15 @@ async fn openai_chat_calls_run_and_answer_as_tool_messages_in_call_order() {
         assert_eq!(message["tool_call_id"], id);
         assert!(message["content"].is_string(), "{message}");
     }
-    assert!(report.observations()[0].is_success(), "{:?}", report.observations()[0]);
-    assert_ne!(report.observations()[1].error_kind(), Some("invalid_arguments"));
+    assert!(
+        report.observations()[0].is_success(),
+        "{:?}",
+        report.observations()[0]
+    );
+    assert_ne!(
+        report.observations()[1].error_kind(),
+        Some("invalid_arguments")
+    );
     let broken: Value = serde_json::from_str(messages[2]["content"].as_str().unwrap_or_default())
         .unwrap_or(Value::Null);
     assert_eq!(broken["error"]["kind"], "invalid_arguments", "{broken}");
@@ -137,7 +154,13 @@ async fn openai_responses_calls_run_and_answer_as_function_call_outputs() {
     assert_eq!(items[0]["type"], "function_call_output");
     assert_eq!(items[0]["call_id"], "call_search");
     assert_eq!(items[1]["call_id"], "call_kb");
-    assert!(report.observations().iter().all(|observation| observation.is_success()), "{report:?}");
+    assert!(
+        report
+            .observations()
+            .iter()
+            .all(|observation| observation.is_success()),
+        "{report:?}"
+    );
 }
 
 #[tokio::test]
@@ -177,10 +200,18 @@ async fn gemini_function_calls_get_stable_ids_and_answer_as_function_responses()
     let parts = content["parts"].as_array().cloned().unwrap_or_default();
     assert_eq!(parts.len(), 2);
     assert_eq!(parts[0]["functionResponse"]["name"], "get_order_status");
-    assert_eq!(parts[1]["functionResponse"]["name"], "search_knowledge_base");
+    assert_eq!(
+        parts[1]["functionResponse"]["name"],
+        "search_knowledge_base"
+    );
     // The ids were made here: Gemini is not sent ids it did not give.
     assert!(parts[0]["functionResponse"].get("id").is_none());
-    assert!(parts[0]["functionResponse"]["response"].get("output").is_some(), "{content}");
+    assert!(
+        parts[0]["functionResponse"]["response"]
+            .get("output")
+            .is_some(),
+        "{content}"
+    );
 }
 
 #[test]
@@ -191,8 +222,11 @@ fn a_response_not_in_the_documented_shape_is_an_error_not_a_panic() {
         .unwrap_or_else(|error| panic!("{error}"));
     assert!(openai::calls_from_chat(&json!({"tool_calls": 3}), &catalog).is_err());
     assert!(
-        openai::calls_from_chat(&json!({"tool_calls": [{"id": "c", "function": {}}]}), &catalog)
-            .is_err()
+        openai::calls_from_chat(
+            &json!({"tool_calls": [{"id": "c", "function": {}}]}),
+            &catalog
+        )
+        .is_err()
     );
     assert!(anthropic::calls_from_message(&json!({"content": [{"type": "tool_use"}]})).is_err());
     assert!(gemini::calls_from_response(&json!({"candidates": "x"})).is_err());

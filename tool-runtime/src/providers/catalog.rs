@@ -49,8 +49,11 @@ impl LoweredCatalog {
 /// changes once the runtime is built.
 pub(crate) struct Lowerings {
     /// By the tool's position in the registry (sorted by name), then by target.
-    per_tool: Vec<[OnceLock<Result<Arc<LoweredTool>, LoweringError>>; Target::ALL.len()]>,
+    per_tool: Vec<[Cached; Target::ALL.len()]>,
 }
+
+/// One tool's lowering for one target, once made.
+type Cached = OnceLock<Result<Arc<LoweredTool>, LoweringError>>;
 
 impl Lowerings {
     /// Room for `tools` tools.

@@ -42,7 +42,10 @@ pub fn tools(catalog: &LoweredCatalog) -> Vec<Value> {
         .map(|tool| {
             let mut declaration = Map::new();
             declaration.insert("name".into(), Value::String(tool.name.clone()));
-            declaration.insert("description".into(), Value::String(tool.description.clone()));
+            declaration.insert(
+                "description".into(),
+                Value::String(tool.description.clone()),
+            );
             if let Some(parameters) = &tool.parameters {
                 declaration.insert(field.into(), parameters.clone());
             }
@@ -60,9 +63,8 @@ pub fn calls_from_response(response: &Value) -> Result<Vec<ToolCall>, ProviderEr
         .pointer("/candidates/0/content/parts")
         .or_else(|| response.pointer("/parts"))
         .unwrap_or(response);
-    let parts = match parts {
-        Value::Array(parts) => parts,
-        _ => return Err(ProviderError::shape("no `parts` array in the response")),
+    let Value::Array(parts) = parts else {
+        return Err(ProviderError::shape("no `parts` array in the response"));
     };
     parts
         .iter()

@@ -33,7 +33,10 @@ pub fn tool_entry(spec: &ToolSpec, lowered: &LoweredTool) -> Value {
     if let Some(title) = spec.title() {
         entry.insert("title".into(), Value::String(title.to_owned()));
     }
-    entry.insert("description".into(), Value::String(lowered.description.clone()));
+    entry.insert(
+        "description".into(),
+        Value::String(lowered.description.clone()),
+    );
     entry.insert(
         "inputSchema".into(),
         lowered

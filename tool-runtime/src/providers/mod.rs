@@ -102,23 +102,75 @@ pub struct LoweredTool {
     pub nullable_optional: Vec<Vec<String>>,
 }
 
-/// Why a tool's schema cannot be lowered for a target.
+/// Why a tool's schema cannot be lowered for a target: the tool, the keyword at fault and
+/// where, what the target cannot express, and what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tool `{tool}` cannot be lowered for {target}: `{keyword}` at `{pointer}` {problem}; {fix}")]
-#[non_exhaustive]
-pub struct LoweringError {
+#[error(
+    "tool `{}` cannot be lowered for {}: `{}` at `{}` {}; {}",
+    .0.tool, .0.target, .0.keyword, .0.pointer, .0.problem, .0.fix
+)]
+pub struct LoweringError(Box<LoweringProblem>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LoweringProblem {
+    tool: String,
+    target: Target,
+    keyword: String,
+    pointer: String,
+    problem: String,
+    fix: String,
+}
+
+impl LoweringError {
+    /// `tool`'s schema has `keyword` at `pointer` (a JSON pointer into the canonical schema),
+    /// which `target` cannot express (`problem`); `fix` says what to change.
+    pub fn new(
+        tool: impl Into<String>,
+        target: Target,
+        keyword: impl Into<String>,
+        pointer: impl Into<String>,
+        problem: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self(Box::new(LoweringProblem {
+            tool: tool.into(),
+            target,
+            keyword: keyword.into(),
+            pointer: pointer.into(),
+            problem: problem.into(),
+            fix: fix.into(),
+        }))
+    }
+
     /// The tool.
-    pub tool: String,
+    pub fn tool(&self) -> &str {
+        &self.0.tool
+    }
+
     /// The target.
-    pub target: Target,
+    pub fn target(&self) -> Target {
+        self.0.target
+    }
+
     /// The keyword at fault (`additionalProperties`, `$ref`, ...).
-    pub keyword: String,
+    pub fn keyword(&self) -> &str {
+        &self.0.keyword
+    }
+
     /// Where, as a JSON pointer into the canonical schema (`/properties/tags`).
-    pub pointer: String,
+    pub fn pointer(&self) -> &str {
+        &self.0.pointer
+    }
+
     /// What the target cannot express.
-    pub problem: String,
+    pub fn problem(&self) -> &str {
+        &self.0.problem
+    }
+
     /// What to change.
-    pub fix: String,
+    pub fn fix(&self) -> &str {
+        &self.0.fix
+    }
 }
 
 /// A provider's answer that is not in the shape its API documents.

@@ -80,9 +80,7 @@ pub fn calls_from_chat(
     message: &Value,
     catalog: &LoweredCatalog,
 ) -> Result<Vec<ToolCall>, ProviderError> {
-    let message = message
-        .pointer("/choices/0/message")
-        .unwrap_or(message);
+    let message = message.pointer("/choices/0/message").unwrap_or(message);
     let calls = match message.get("tool_calls") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(calls)) => calls,
@@ -100,7 +98,11 @@ pub fn calls_from_chat(
                 .get("id")
                 .and_then(Value::as_str)
                 .map_or_else(|| super::synthesized_id(index), str::to_owned);
-            Ok(ToolCall::new(id, name, arguments_of(function.get("arguments"))))
+            Ok(ToolCall::new(
+                id,
+                name,
+                arguments_of(function.get("arguments")),
+            ))
         })
         .collect::<Result<Vec<_>, ProviderError>>()?;
     Ok(calls_with_nulls_mapped(calls, catalog))
@@ -112,9 +114,8 @@ pub fn calls_from_responses(
     output: &Value,
     catalog: &LoweredCatalog,
 ) -> Result<Vec<ToolCall>, ProviderError> {
-    let items = match output.get("output").unwrap_or(output) {
-        Value::Array(items) => items,
-        _ => return Err(ProviderError::shape("`output` is not an array")),
+    let Value::Array(items) = output.get("output").unwrap_or(output) else {
+        return Err(ProviderError::shape("`output` is not an array"));
     };
     let calls = items
         .iter()
