@@ -124,7 +124,7 @@ def first_difference(before: Any, after: Any, pointer: str = "") -> str | None:
                 return found
         return None
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        for index, (left, right) in enumerate(zip(before, after)):
+        for index, (left, right) in enumerate(zip(before, after, strict=True)):
             found = first_difference(left, right, f"{pointer}/{index}")
             if found is not None:
                 return found
@@ -143,7 +143,9 @@ def check_common(schema: Any) -> None:
         raise Failure(f'the root\'s type is {json.dumps(schema.get("type"))}, not "object"')
     for pointer, sub in walk(schema):
         # `additionalProperties: false` closes an object (OpenAI requires it): no sub-schema.
-        closes = sub is False and pointer.endswith(("/additionalProperties", "/unevaluatedProperties"))
+        closes = sub is False and pointer.endswith(
+            ("/additionalProperties", "/unevaluatedProperties")
+        )
         if isinstance(sub, bool) and not closes:
             raise Failure(f"{pointer}: boolean sub-schema `{json.dumps(sub)}` (write {{}})")
         if isinstance(sub, dict) and "$schema" in sub:
@@ -297,7 +299,9 @@ CHECKS["gemini_parameters"] += [
 def check_export(export: Any) -> list[dict[str, str]]:
     """Every check of one export's target, each failure as a report entry."""
     if not isinstance(export, dict):
-        return [{"tool": "?", "target": "?", "check": "input", "detail": "an export is not an object"}]
+        return [
+            {"tool": "?", "target": "?", "check": "input", "detail": "an export is not an object"}
+        ]
     tool = str(export.get("tool", "?"))
     target = export.get("target")
     if target not in CHECKS:
@@ -309,7 +313,9 @@ def check_export(export: Any) -> list[dict[str, str]]:
         try:
             run(export["schema"])
         except Failure as failure:
-            failures.append({"tool": tool, "target": target, "check": check, "detail": str(failure)})
+            failures.append(
+                {"tool": tool, "target": target, "check": check, "detail": str(failure)}
+            )
     return failures
 
 
@@ -348,7 +354,11 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
         | {"$defs": {"Filter": closed({"kind": {"type": "string", "enum": ["a", "b"]}})}},
         set(),
     ),
-    ("anthropic", {"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}}, set()),
+    (
+        "anthropic",
+        {"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}},
+        set(),
+    ),
     (
         "anthropic_strict",
         closed(
@@ -370,7 +380,11 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
         },
         set(),
     ),
-    ("mcp", {"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {}}}}, set()),
+    (
+        "mcp",
+        {"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {}}}},
+        set(),
+    ),
     # Schemas that each must fail the checks named.
     ("mcp", {"type": "array"}, {"common"}),
     ("mcp", {"type": "object", "properties": {"x": True}}, {"common"}),
@@ -396,7 +410,9 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
     # An open nested object: both close it (the agents one refuses a map outright).
     (
         "openai_strict",
-        closed({"meta": {"type": "object", "properties": {"k": {"type": "string"}}, "required": ["k"]}}),
+        closed(
+            {"meta": {"type": "object", "properties": {"k": {"type": "string"}}, "required": ["k"]}}
+        ),
         {"openai_strict_normaliser", "agents_strict_normaliser"},
     ),
     # `default: null` is stripped by both.
@@ -420,7 +436,12 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
     # A nullable root: the agents one refuses it.
     (
         "openai_strict",
-        {"type": ["object", "null"], "properties": {}, "required": [], "additionalProperties": False},
+        {
+            "type": ["object", "null"],
+            "properties": {},
+            "required": [],
+            "additionalProperties": False,
+        },
         {"common", "agents_strict_normaliser"},
     ),
     # A type array: anthropic's transform has no case for one.
@@ -430,7 +451,11 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
         {"anthropic_transform"},
     ),
     # A property with no type: the transform refuses it.
-    ("anthropic_strict", closed({"x": {"description": "anything"}}), {"anthropic_transform", "anthropic_transform_unchanged"}),
+    (
+        "anthropic_strict",
+        closed({"x": {"description": "anything"}}),
+        {"anthropic_transform", "anthropic_transform_unchanged"},
+    ),
     # Keywords strict mode cannot enforce: the transform moves them into the description.
     (
         "anthropic_strict",
@@ -440,11 +465,23 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
     # An open object: the transform closes it.
     ("anthropic_strict", {"type": "object", "properties": {}}, {"anthropic_transform_unchanged"}),
     ("gemini", {"type": "object", "properties": {"c": {"const": 1}}}, {"gemini_keywords"}),
-    ("gemini", {"type": "object", "properties": {"c": {"type": "integer", "exclusiveMinimum": 0}}}, {"gemini_keywords"}),
-    ("gemini", {"type": "object", "properties": {"9lives": {"type": "integer"}}}, {"gemini_parameter_names"}),
+    (
+        "gemini",
+        {"type": "object", "properties": {"c": {"type": "integer", "exclusiveMinimum": 0}}},
+        {"gemini_keywords"},
+    ),
+    (
+        "gemini",
+        {"type": "object", "properties": {"9lives": {"type": "integer"}}},
+        {"gemini_parameter_names"},
+    ),
     (
         "gemini_parameters",
-        {"type": "object", "properties": {"t": {"$ref": "#/$defs/T"}}, "$defs": {"T": {"type": "string"}}},
+        {
+            "type": "object",
+            "properties": {"t": {"$ref": "#/$defs/T"}},
+            "$defs": {"T": {"type": "string"}},
+        },
         {"gemini_parameters_keywords", "genai_schema"},
     ),
     (
@@ -463,10 +500,22 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
         {"type": "object", "properties": {}, "additionalProperties": False},
         {"gemini_parameters_keywords"},
     ),
-    ("gemini_parameters", {"type": "object", "propertyNames": {"pattern": "^a"}}, {"gemini_parameters_keywords", "genai_schema"}),
+    (
+        "gemini_parameters",
+        {"type": "object", "propertyNames": {"pattern": "^a"}},
+        {"gemini_parameters_keywords", "genai_schema"},
+    ),
     # Not a `parameters` keyword at all: the model forbids extra keys.
-    ("gemini_parameters", {"type": "object", "properties": {"s": {"type": "string", "examples": ["a"]}}}, {"genai_schema"}),
-    ("gemini_parameters", {"type": "object", "properties": {"s": {"type": "strnig"}}}, {"genai_schema"}),
+    (
+        "gemini_parameters",
+        {"type": "object", "properties": {"s": {"type": "string", "examples": ["a"]}}},
+        {"genai_schema"},
+    ),
+    (
+        "gemini_parameters",
+        {"type": "object", "properties": {"s": {"type": "strnig"}}},
+        {"genai_schema"},
+    ),
     # A property named like a keyword is a name, not a keyword.
     ("gemini_parameters", {"type": "object", "properties": {"const": {"type": "string"}}}, set()),
 ]
