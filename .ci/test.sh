@@ -36,6 +36,39 @@ if ! command -v redis-server >/dev/null 2>&1; then
     redis-server --version
 fi
 
+# The vendor schema checks (tests/tests/vendor_schemas.rs) run the providers' own Python code
+# (tests/vendor/requirements.txt) in a virtual environment in the target directory. It is
+# made once and remade only when the requirements or the python3 change (a stamp holds their
+# hash; it is written last, so an interrupted install is redone). Quiet unless it fails.
+vendor_requirements=tests/vendor/requirements.txt
+mkdir -p "${CARGO_TARGET_DIR:-target}"
+vendor_venv="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/vendor-venv"
+vendor_stamp="$vendor_venv/requirements.sha256"
+vendor_hash="$({ cat "$vendor_requirements"; python3 -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$vendor_venv/bin/python" ] || [ "$(cat "$vendor_stamp" 2>/dev/null)" != "$vendor_hash" ]; then
+    step "python3 -m venv $vendor_venv; pip install -r $vendor_requirements"
+    rm -rf "$vendor_venv"
+    pip_log="$(mktemp)"
+    pip_flags=(--quiet --disable-pip-version-check --no-input)
+    # A python3 without ensurepip (Debian's without python3-venv) still makes a venv without
+    # pip, into which its own pip installs.
+    if python3 -m venv "$vendor_venv" >"$pip_log" 2>&1; then
+        vendor_pip=("$vendor_venv/bin/python" -m pip)
+    else
+        rm -rf "$vendor_venv"
+        vendor_pip=(python3 -m pip --python "$vendor_venv/bin/python")
+        python3 -m venv --without-pip "$vendor_venv" >>"$pip_log" 2>&1 || true
+    fi
+    if ! "${vendor_pip[@]}" install "${pip_flags[@]}" -r "$vendor_requirements" >>"$pip_log" 2>&1; then
+        cat "$pip_log"
+        echo "could not install $vendor_requirements into $vendor_venv (python3 and pip needed)"
+        exit 1
+    fi
+    rm -f "$pip_log"
+    echo "$vendor_hash" >"$vendor_stamp"
+fi
+export VENDOR_PYTHON="$vendor_venv/bin/python"
+
 step "cargo fmt --all --check"
 cargo fmt --all --check
 
