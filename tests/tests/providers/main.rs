@@ -2,6 +2,8 @@
 //! files), and round trips of each provider's documented response shape: calls in, executed,
 //! results rendered back.
 
+mod properties;
+
 use expect_test::expect_file;
 use serde_json::{Value, json};
 use tool_runtime::providers::{Target, anthropic, gemini, mcp, openai};
