@@ -134,6 +134,8 @@ fn parameter_node(
     normal::normalize_null(object);
     if is_nullable(object) {
         spell_nullable(ctx, object)?;
+        // The alternative merged in may be a `oneOf` itself.
+        rename(object, "oneOf", "anyOf");
     }
     strict::split_types(object);
     if is_null_schema(object) {

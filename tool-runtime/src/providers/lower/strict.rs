@@ -231,7 +231,7 @@ pub(super) fn refuse_any(ctx: &Ctx, object: &Map<String, Value>) -> Result<(), F
     }
     Err(ctx.error(
         "type",
-        format!("{}/type", own_pointer(object)),
+        own_pointer(object),
         format!(
             "is missing: the value may be anything, which {} cannot express",
             ctx.target
@@ -261,7 +261,8 @@ pub(super) fn split_types(object: &mut Map<String, Value>) {
     let entries = std::mem::take(object);
     let mut shared = Map::new();
     for (key, value) in entries {
-        if is_annotation(&key) {
+        // Gemini's `nullable` says something of the whole union.
+        if is_annotation(&key) || key == "nullable" {
             object.insert(key, value);
         } else if key != "type" {
             shared.insert(key, value);

@@ -137,7 +137,7 @@ pub(super) fn children(object: &Map<String, Value>) -> Vec<(Slot, &Value)> {
                 );
             }
             ("additionalProperties", value) => {
-                out.push((Slot::Rest("additionalProperties"), value))
+                out.push((Slot::Rest("additionalProperties"), value));
             }
             ("unevaluatedProperties", value) => {
                 out.push((Slot::Rest("unevaluatedProperties"), value));
@@ -204,7 +204,7 @@ pub(super) fn children_mut(object: &mut Map<String, Value>) -> Vec<(Slot, &mut V
                 );
             }
             ("additionalProperties", value) => {
-                out.push((Slot::Rest("additionalProperties"), value))
+                out.push((Slot::Rest("additionalProperties"), value));
             }
             ("unevaluatedProperties", value) => {
                 out.push((Slot::Rest("unevaluatedProperties"), value));
