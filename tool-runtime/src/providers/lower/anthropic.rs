@@ -8,7 +8,7 @@
 //! says.
 //!
 //! Strict ([`Target::AnthropicStrict`](crate::providers::Target)): compositions merged
-//! ([`compose`](super::compose); a `$ref` keeps its description), recursion refused; every
+//! ([`compose`]; a `$ref` keeps its description), recursion refused; every
 //! object closed; kept are `type`, `enum`/`const` of primitives, `anyOf` (`oneOf` becomes it),
 //! local `$ref`/`$defs`, `description`, `properties`, `required`, `items`, the formats
 //! Anthropic knows and `minItems` of 0 or 1; every other constraint moves into the

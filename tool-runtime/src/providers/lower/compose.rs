@@ -68,7 +68,7 @@ impl Composer<'_> {
         let Value::Object(object) = schema else {
             return Ok(());
         };
-        self.merge_reference(object, stack)?;
+        self.merge_reference(object, stack, root)?;
         self.merge_all_of(object, stack)?;
         self.distribute(object, stack)?;
         for (slot, child) in children_mut(object) {
@@ -84,10 +84,12 @@ impl Composer<'_> {
         Ok(())
     }
 
+    /// `root`: the schema is the root, which must become one object whatever its `$ref`.
     fn merge_reference(
         &self,
         object: &mut Map<String, Value>,
         stack: &mut Vec<String>,
+        root: bool,
     ) -> Result<(), Failure> {
         let Some(target) = reference(object).map(str::to_owned) else {
             return Ok(());
@@ -103,11 +105,11 @@ impl Composer<'_> {
             .keys()
             .filter(|key| !is_hidden(key) && *key != "$ref")
             .collect();
-        if siblings.is_empty() {
+        if siblings.is_empty() && !root {
             return Ok(());
         }
         let annotations_only = siblings.iter().all(|key| is_annotation(key));
-        if annotations_only && self.siblings == RefSiblings::Keep {
+        if annotations_only && self.siblings == RefSiblings::Keep && !root {
             return Ok(());
         }
         if stack.contains(&target) {
@@ -165,7 +167,7 @@ impl Composer<'_> {
         }
         *object = merged;
         // A part may have brought a `$ref` of its own.
-        self.merge_reference(object, stack)
+        self.merge_reference(object, stack, false)
     }
 
     fn distribute(

@@ -5,7 +5,7 @@
 //! and `const` spelled as a one-value `enum`.
 //!
 //! `parameters` ([`Target::GeminiParameters`](crate::providers::Target), the OpenAPI 3.0
-//! subset): compositions merged ([`compose`](super::compose)), every `$ref` inlined (a
+//! subset): compositions merged ([`compose`]), every `$ref` inlined (a
 //! recursive type is an error), then for every schema:
 //!
 //! - one `type`; nullability as `nullable: true`; a `type` array an `anyOf` of one type each;
@@ -170,6 +170,7 @@ fn parameter_node(
             object.shift_remove(&key);
         }
     }
+    strict::refuse_untyped_items(ctx, object)?;
     strict::refuse_any(ctx, object)
 }
 

@@ -9,7 +9,7 @@
 //!   once, annotations (description, default, ...) outside. `"type": [T, "null"]`,
 //!   `"nullable": true` and a `null` in an untyped `enum` are rewritten to it.
 //!
-//! Each schema object also carries its [`ORIGIN`](super::walk::ORIGIN), its pointer in the
+//! Each schema object also carries its [`ORIGIN`], its pointer in the
 //! canonical schema.
 
 use serde_json::{Map, Value};

@@ -1,6 +1,6 @@
 //! OpenAI's strict function calling (`strict: true`).
 //!
-//! Compositions merged ([`compose`](super::compose), a `$ref` with anything beside it
+//! Compositions merged ([`compose`], a `$ref` with anything beside it
 //! inlined, as OpenAI's own `to_strict_json_schema` does); then, for every schema:
 //!
 //! - `oneOf` becomes `anyOf`; a tuple an array of any of its item types, its length kept;
@@ -114,6 +114,7 @@ pub(super) fn lower(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> 
 fn node(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) -> Result<(), Failure> {
     super::walk::rename(object, "oneOf", "anyOf");
     normal::normalize_null(object);
+    strict::split_types(object);
     strict::tuple_to_items(ctx, object, label);
     if strict::is_object_schema(object) {
         strict::close(ctx, object, Optional::RequireNullable)?;
@@ -141,6 +142,7 @@ fn node(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) -> Result
             object.shift_remove(&key);
         }
     }
+    strict::refuse_untyped_items(ctx, object)?;
     strict::refuse_any(ctx, object)
 }
 

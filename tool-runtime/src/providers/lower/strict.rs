@@ -220,6 +220,23 @@ fn is_never(object: &Map<String, Value>) -> bool {
             .is_some_and(|not| not.keys().all(|key| is_hidden(key)))
 }
 
+/// The error for an array that says nothing about its items, which OpenAI and Gemini's
+/// `parameters` cannot express.
+pub(super) fn refuse_untyped_items(ctx: &Ctx, object: &Map<String, Value>) -> Result<(), Failure> {
+    if types(object) != ["array"] || object.contains_key("items") {
+        return Ok(());
+    }
+    Err(ctx.error(
+        "items",
+        own_pointer(object),
+        format!(
+            "is missing: the array's items may be anything, which {} cannot express",
+            ctx.target
+        ),
+        "give the items a concrete type (a Vec of a struct or an enum)",
+    ))
+}
+
 /// The error for a schema that says nothing about its value (`{}`), which a strict target
 /// cannot express.
 pub(super) fn refuse_any(ctx: &Ctx, object: &Map<String, Value>) -> Result<(), Failure> {
@@ -284,20 +301,8 @@ pub(super) fn split_types(object: &mut Map<String, Value>) {
             Value::Object(alternative)
         })
         .collect();
-    let union = match object.get("anyOf") {
-        // An `anyOf` already here applies beside the types: keep both.
-        Some(_) => {
-            let mut wrapper = Map::new();
-            wrapper.insert("anyOf".to_owned(), Value::Array(alternatives));
-            object.insert(
-                "allOf".to_owned(),
-                Value::Array(vec![Value::Object(wrapper)]),
-            );
-            return;
-        }
-        None => alternatives,
-    };
-    object.insert("anyOf".to_owned(), Value::Array(union));
+    // An `anyOf` beside the types went into each alternative with the other keywords.
+    object.insert("anyOf".to_owned(), Value::Array(alternatives));
 }
 
 /// Whether `keyword` applies to values of type `ty` (a type-independent one always does).

@@ -735,3 +735,39 @@ fn parts_that_disagree_are_an_error_naming_the_composition() {
             .contains("cannot be satisfied")
     );
 }
+
+#[test]
+fn a_root_reference_is_inlined_for_the_strict_targets() {
+    // What some generators write for the arguments type itself.
+    let schema = json!({
+        "$ref": "#/$defs/Args",
+        "$defs": {"Args": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false}}
+    });
+    let expected = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
+    for target in [Target::OpenAiStrict, Target::AnthropicStrict] {
+        assert_eq!(parameters(schema.clone(), target), expected, "{target}");
+    }
+    let mut gemini = expected.clone();
+    gemini
+        .as_object_mut()
+        .map(|root| root.remove("additionalProperties"));
+    assert_eq!(parameters(schema, Target::GeminiParameters), gemini);
+}
+
+#[test]
+fn an_array_of_anything_is_refused_where_items_need_a_type() {
+    let schema =
+        json!({"type": "object", "properties": {"list": {"type": "array"}}, "required": ["list"]});
+    for target in [Target::OpenAiStrict, Target::GeminiParameters] {
+        let error = failure(schema.clone(), target);
+        assert_eq!(
+            (error.keyword.as_str(), error.pointer.as_str()),
+            ("items", "/properties/list"),
+            "{target}"
+        );
+    }
+    assert_eq!(
+        parameters(schema, Target::AnthropicStrict)["properties"]["list"],
+        json!({"type": "array"})
+    );
+}
