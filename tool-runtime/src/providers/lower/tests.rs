@@ -747,7 +747,7 @@ fn a_root_reference_is_inlined_for_the_strict_targets() {
     for target in [Target::OpenAiStrict, Target::AnthropicStrict] {
         assert_eq!(parameters(schema.clone(), target), expected, "{target}");
     }
-    let mut gemini = expected.clone();
+    let mut gemini = expected;
     gemini
         .as_object_mut()
         .map(|root| root.remove("additionalProperties"));
