@@ -511,8 +511,8 @@ fn every_case_lowers_for_every_target_or_fails_with_a_named_error() {
                 Err(error) => {
                     check_error(&case, &canonical, target, error);
                     json!({"error": {
-                        "keyword": error.keyword,
-                        "pointer": error.pointer,
+                        "keyword": error.keyword(),
+                        "pointer": error.pointer(),
                         "message": error.to_string(),
                     }})
                 }
@@ -563,14 +563,14 @@ fn check_error(case: &Case, canonical: &Value, target: Target, error: &LoweringE
         "{}: {target} should lower: {error}",
         case.name
     );
-    assert_eq!(error.tool, case.spec.name());
-    assert_eq!(error.target, target);
-    assert!(!error.keyword.is_empty() && !error.problem.is_empty() && !error.fix.is_empty());
+    assert_eq!(error.tool(), case.spec.name());
+    assert_eq!(error.target(), target);
+    assert!(!error.keyword().is_empty() && !error.problem().is_empty() && !error.fix().is_empty());
     assert!(
-        canonical.pointer(&error.pointer).is_some(),
+        canonical.pointer(error.pointer()).is_some(),
         "{}: {target}: the error's pointer {} is not in the canonical schema",
         case.name,
-        error.pointer
+        error.pointer()
     );
     let expected = match case.name.as_str() {
         "maps" => "additionalProperties",
@@ -579,7 +579,7 @@ fn check_error(case: &Case, canonical: &Value, target: Target, error: &LoweringE
         "recursion" | "root_recursion" => "$ref",
         other => panic!("{other}: no error expected for {target}"),
     };
-    assert_eq!(error.keyword, expected, "{}: {target}", case.name);
+    assert_eq!(error.keyword(), expected, "{}: {target}", case.name);
 }
 
 fn check(case: &Case, canonical: &Value, target: Target, lowered: &LoweredTool) {

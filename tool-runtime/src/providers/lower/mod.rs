@@ -117,14 +117,14 @@ impl Ctx {
         problem: impl Into<String>,
         fix: impl Into<String>,
     ) -> Failure {
-        Box::new(LoweringError {
-            tool: self.tool.clone(),
-            target: self.target,
-            keyword: keyword.to_owned(),
-            pointer: pointer.into(),
-            problem: problem.into(),
-            fix: fix.into(),
-        })
+        Box::new(LoweringError::new(
+            self.tool.clone(),
+            self.target,
+            keyword,
+            pointer,
+            problem,
+            fix,
+        ))
     }
 
     /// Removes `keyword` from `object` and says it in the description, under `label`; a

@@ -121,7 +121,7 @@ fn each_target_checks_the_tool_name_by_its_own_rule() {
         json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
     let refused = |name: &str, target: Target| {
         let spec = ToolSpec::new(name.to_owned(), "", schema.clone());
-        lower(&spec, target).err().map(|error| error.keyword)
+        lower(&spec, target).err().map(|error| error.keyword().to_owned())
     };
     let long = "a".repeat(65);
     assert_eq!(
@@ -143,7 +143,7 @@ fn each_target_checks_the_tool_name_by_its_own_rule() {
 fn a_root_that_is_not_an_object_is_refused() {
     let error = failure(json!({"type": "string"}), Target::Mcp);
     assert_eq!(
-        (error.keyword.as_str(), error.pointer.as_str()),
+        (error.keyword(), error.pointer()),
         ("type", "/type")
     );
     // A root that names no type is an object: a tool's arguments always are.
@@ -286,22 +286,22 @@ fn openai_refuses_maps_and_says_what_to_use() {
         map(json!({"type": "object", "additionalProperties": {"type": "string"}})),
         Target::OpenAiStrict,
     );
-    assert_eq!(error.tool, "t");
-    assert_eq!(error.target, Target::OpenAiStrict);
-    assert_eq!(error.keyword, "additionalProperties");
-    assert_eq!(error.pointer, "/properties/tags/additionalProperties");
-    assert_eq!(error.fix, "use a Vec of {key, value} structs");
+    assert_eq!(error.tool(), "t");
+    assert_eq!(error.target(), Target::OpenAiStrict);
+    assert_eq!(error.keyword(), "additionalProperties");
+    assert_eq!(error.pointer(), "/properties/tags/additionalProperties");
+    assert_eq!(error.fix(), "use a Vec of {key, value} structs");
     let error = failure(
         map(json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}})),
         Target::OpenAiStrict,
     );
-    assert_eq!(error.keyword, "patternProperties");
+    assert_eq!(error.keyword(), "patternProperties");
     // A free-form object is a map of anything.
     let error = failure(
         map(json!({"type": "object", "additionalProperties": {}})),
         Target::OpenAiStrict,
     );
-    assert_eq!(error.pointer, "/properties/tags/additionalProperties");
+    assert_eq!(error.pointer(), "/properties/tags/additionalProperties");
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn openai_refuses_a_value_of_any_type() {
     let schema = json!({"type": "object", "properties": {"v": {}}, "required": ["v"], "additionalProperties": false});
     let error = failure(schema, Target::OpenAiStrict);
     assert_eq!(
-        (error.keyword.as_str(), error.pointer.as_str()),
+        (error.keyword(), error.pointer()),
         ("type", "/properties/v")
     );
 }
@@ -392,7 +392,7 @@ fn openai_refuses_a_union_at_the_root() {
     });
     let error = failure(schema.clone(), Target::OpenAiStrict);
     assert_eq!(
-        (error.keyword.as_str(), error.pointer.as_str()),
+        (error.keyword(), error.pointer()),
         ("oneOf", "/oneOf")
     );
     // The permissive targets take it as it is.
@@ -410,8 +410,8 @@ fn openai_refuses_more_than_ten_levels_of_objects() {
         schema = json!({"type": "object", "properties": {"x": schema}, "required": ["x"]});
     }
     let error = failure(schema.clone(), Target::OpenAiStrict);
-    assert_eq!(error.keyword, "properties");
-    assert!(error.problem.contains("11 levels"), "{}", error.problem);
+    assert_eq!(error.keyword(), "properties");
+    assert!(error.problem().contains("11 levels"), "{}", error.problem());
     // One level fewer is fine.
     let inner = schema["properties"]["x"].clone();
     assert!(lower(&spec(inner), Target::OpenAiStrict).is_ok());
@@ -421,7 +421,7 @@ fn openai_refuses_more_than_ten_levels_of_objects() {
 fn openai_refuses_more_than_a_thousand_enum_values() {
     let values: Vec<String> = (0..1001).map(|n| format!("v{n}")).collect();
     let schema = json!({"type": "object", "properties": {"e": {"type": "string", "enum": values}}, "required": ["e"]});
-    assert_eq!(failure(schema, Target::OpenAiStrict).keyword, "enum");
+    assert_eq!(failure(schema, Target::OpenAiStrict).keyword(), "enum");
 }
 
 #[test]
@@ -520,7 +520,7 @@ fn anthropic_strict_refuses_recursion_and_maps() {
     });
     let error = failure(recursive.clone(), Target::AnthropicStrict);
     assert_eq!(
-        (error.keyword.as_str(), error.pointer.as_str()),
+        (error.keyword(), error.pointer()),
         ("$ref", "/properties/next/anyOf/0/$ref")
     );
     assert_eq!(
@@ -529,7 +529,7 @@ fn anthropic_strict_refuses_recursion_and_maps() {
     );
     let map = json!({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "integer"}}}});
     assert_eq!(
-        failure(map, Target::AnthropicStrict).keyword,
+        failure(map, Target::AnthropicStrict).keyword(),
         "additionalProperties"
     );
 }
@@ -631,21 +631,21 @@ fn gemini_parameters_refuse_what_they_cannot_express() {
     let recursive = json!({"type": "object", "properties": {"next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}});
     let error = failure(recursive, Target::GeminiParameters);
     assert_eq!(
-        (error.keyword.as_str(), error.pointer.as_str()),
+        (error.keyword(), error.pointer()),
         ("$ref", "/properties/next/anyOf/0/$ref")
     );
-    assert!(error.fix.contains("parametersJsonSchema"), "{}", error.fix);
+    assert!(error.fix().contains("parametersJsonSchema"), "{}", error.fix());
 
     let map = json!({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "integer"}}}});
     assert_eq!(
-        failure(map, Target::GeminiParameters).keyword,
+        failure(map, Target::GeminiParameters).keyword(),
         "additionalProperties"
     );
 
     let empty = json!({"type": "object", "properties": {"e": {"type": "object", "properties": {}, "additionalProperties": false}}});
     let error = failure(empty, Target::GeminiParameters);
     assert_eq!(
-        (error.keyword.as_str(), error.pointer.as_str()),
+        (error.keyword(), error.pointer()),
         ("properties", "/properties/e/properties")
     );
 
@@ -653,7 +653,7 @@ fn gemini_parameters_refuse_what_they_cannot_express() {
     for target in [Target::Gemini, Target::GeminiParameters] {
         let error = failure(name.clone(), target);
         assert_eq!(
-            (error.keyword.as_str(), error.pointer.as_str()),
+            (error.keyword(), error.pointer()),
             ("properties", "/properties/two-words")
         );
     }
@@ -720,10 +720,10 @@ fn parts_that_disagree_are_an_error_naming_the_composition() {
     });
     let error = failure(schema, Target::OpenAiStrict);
     assert_eq!(
-        (error.keyword.as_str(), error.pointer.as_str()),
+        (error.keyword(), error.pointer()),
         ("allOf", "/properties/v/allOf")
     );
-    assert!(error.problem.contains("`pattern`"), "{}", error.problem);
+    assert!(error.problem().contains("`pattern`"), "{}", error.problem());
     let never = json!({
         "type": "object",
         "properties": {"v": {"allOf": [{"type": "string"}, {"type": "integer"}]}},
@@ -731,7 +731,7 @@ fn parts_that_disagree_are_an_error_naming_the_composition() {
     });
     assert!(
         failure(never, Target::GeminiParameters)
-            .problem
+            .problem()
             .contains("cannot be satisfied")
     );
 }
@@ -761,7 +761,7 @@ fn an_array_of_anything_is_refused_where_items_need_a_type() {
     for target in [Target::OpenAiStrict, Target::GeminiParameters] {
         let error = failure(schema.clone(), target);
         assert_eq!(
-            (error.keyword.as_str(), error.pointer.as_str()),
+            (error.keyword(), error.pointer()),
             ("items", "/properties/list"),
             "{target}"
         );
