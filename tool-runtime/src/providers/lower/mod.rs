@@ -58,7 +58,7 @@ pub fn lower(spec: &ToolSpec, target: Target) -> Result<LoweredTool, LoweringErr
 type Failure = Box<LoweringError>;
 
 fn lower_boxed(spec: &ToolSpec, target: Target) -> Result<LoweredTool, Failure> {
-    let mut ctx = Ctx::new(spec.name(), target);
+    let mut ctx = Ctx::new(spec.name(), target, spec.input_schema());
     check_name(&ctx, spec.name())?;
     let schema = normal::prepare(spec.input_schema());
     let parameters = if normal::without_parameters(&schema) {
@@ -89,20 +89,23 @@ fn lower_boxed(spec: &ToolSpec, target: Target) -> Result<LoweredTool, Failure> 
 
 /// What one lowering gathers on its way: the tool and target its errors name, the keywords it
 /// moved into the description.
-struct Ctx {
+struct Ctx<'a> {
     tool: String,
     target: Target,
+    /// The canonical schema, where every pointer reported must lead.
+    canonical: &'a Value,
     /// What to say, by place, in the order the places were met.
     notes: Vec<(Label, Vec<String>)>,
     moved: Vec<String>,
     nullable_optional: Vec<Vec<String>>,
 }
 
-impl Ctx {
-    fn new(tool: &str, target: Target) -> Self {
+impl<'a> Ctx<'a> {
+    fn new(tool: &str, target: Target, canonical: &'a Value) -> Self {
         Self {
             tool: tool.to_owned(),
             target,
+            canonical,
             notes: Vec::new(),
             moved: Vec::new(),
             nullable_optional: Vec::new(),
@@ -121,7 +124,7 @@ impl Ctx {
             tool: self.tool.clone(),
             target: self.target,
             keyword: keyword.to_owned(),
-            pointer: pointer.into(),
+            pointer: self.anchored(pointer.into()),
             problem: problem.into(),
             fix: fix.into(),
         })
@@ -139,8 +142,20 @@ impl Ctx {
         }
     }
 
+    /// `pointer`, or the nearest schema above it that the canonical schema has: a keyword the
+    /// internal form wrote (the `anyOf` of a `type: [T, "null"]`, a tuple's `maxItems`) is
+    /// reported where the author wrote what it says.
+    fn anchored(&self, mut pointer: String) -> String {
+        while !pointer.is_empty() && self.canonical.pointer(&pointer).is_none() {
+            let cut = pointer.rfind('/').unwrap_or(0);
+            pointer.truncate(cut);
+        }
+        pointer
+    }
+
     /// Says `text` about `label` in the description; `pointer` is the canonical keyword.
     fn note(&mut self, label: &Label, pointer: String, text: String) {
+        let pointer = self.anchored(pointer);
         if !self.moved.contains(&pointer) {
             self.moved.push(pointer);
         }
@@ -174,7 +189,7 @@ impl Ctx {
 }
 
 /// The tool name rule of each target.
-fn check_name(ctx: &Ctx, name: &str) -> Result<(), Failure> {
+fn check_name(ctx: &Ctx<'_>, name: &str) -> Result<(), Failure> {
     let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let length = name.chars().count();
     let (valid, rule) = match ctx.target {
@@ -214,7 +229,7 @@ fn check_name(ctx: &Ctx, name: &str) -> Result<(), Failure> {
 
 /// The root of a JSON Schema target: an object schema, not nullable. A root that names no
 /// type is given `object` (a tool's arguments are always an object).
-fn json_root(ctx: &Ctx, schema: &mut Value) -> Result<(), Failure> {
+fn json_root(ctx: &Ctx<'_>, schema: &mut Value) -> Result<(), Failure> {
     let Value::Object(root) = schema else {
         return Err(ctx.error(
             "type",
@@ -247,7 +262,7 @@ fn json_root(ctx: &Ctx, schema: &mut Value) -> Result<(), Failure> {
 }
 
 /// The root of a strict target, once compositions are merged: one object, not a union.
-fn strict_root(ctx: &Ctx, schema: &mut Value) -> Result<(), Failure> {
+fn strict_root(ctx: &Ctx<'_>, schema: &mut Value) -> Result<(), Failure> {
     json_root(ctx, schema)?;
     if let Value::Object(root) = schema {
         for keyword in ["anyOf", "oneOf"] {
