@@ -177,7 +177,13 @@ impl<'a> Ctx<'a> {
         let notes = self
             .notes
             .iter()
-            .map(|(label, texts)| format!("{}: {}", label.render(), texts.join(", ")))
+            .map(|(label, texts)| {
+                format!(
+                    "{}: {}",
+                    label.render(),
+                    describe::exactly(texts).join(", ")
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ");
         if base.is_empty() {

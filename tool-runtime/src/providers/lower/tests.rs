@@ -1003,3 +1003,20 @@ mod generated {
         }
     }
 }
+
+#[test]
+fn equal_bounds_are_said_once() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "minLength": 4, "maxLength": 4},
+            "pick": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2, "uniqueItems": true}
+        },
+        "required": ["code", "pick"]
+    });
+    assert_eq!(
+        lowered(schema, Target::AnthropicStrict).description,
+        "Does it.\n\nConstraints: `code`: exactly 4 characters; `pick`: exactly 2 items, no \
+         duplicate items."
+    );
+}
