@@ -296,6 +296,33 @@ fn zoo_search(
     query
 }
 
+/// How urgent a ticket is.
+#[derive(Clone, Copy, serde::Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Can wait.
+    Low,
+    /// The default.
+    Normal,
+    /// A customer is blocked.
+    Urgent,
+}
+
+/// Opens a ticket (the support desk's `create_ticket`).
+#[tool(mutates_workspace)]
+fn zoo_open_ticket(
+    /// One-line summary of the problem.
+    subject: String,
+    /// The order concerned, when any.
+    order_id: Option<String>,
+    /// How urgent it is.
+    #[default = Priority::Normal]
+    priority: Priority,
+) -> String {
+    let _ = (order_id, priority);
+    subject
+}
+
 /// Tells the time.
 #[tool(read_only)]
 fn zoo_now() -> &'static str {
@@ -449,6 +476,10 @@ fn cases() -> Vec<Case> {
         Err(error) => panic!("the zoo's tools: {error}"),
     };
     let instances = |name: &str| match name {
+        "zoo_open_ticket" => vec![
+            json!({"subject": "s"}),
+            json!({"subject": "s", "order_id": null, "priority": "urgent"}),
+        ],
         "zoo_search" => vec![
             json!({"query": "q"}),
             json!({"query": "q", "color": "red", "limit": 5}),
