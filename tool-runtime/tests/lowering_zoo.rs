@@ -440,7 +440,8 @@ fn cases() -> Vec<Case> {
         case::<Constraints>(
             "constraints",
             vec![json!({
-                "query": "rust", "limit": 10, "slug": "a-b", "tags": ["x"], "weight": 0.5, "ratio": 1.5
+                "query": "rust", "limit": 10, "slug": "a-b", "tags": ["x"],
+                "weight": 0.5, "ratio": 1.5
             })],
         ),
         case::<Optionals>(

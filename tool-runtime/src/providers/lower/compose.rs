@@ -17,7 +17,8 @@
 //! - assertions beside a union: merged into each alternative (an alternative that cannot
 //!   hold beside them, such as a string next to `type: object`, is left out).
 //!
-//! Two parts that disagree on a keyword neither merge can settle are a [`LoweringError`](crate::providers::LoweringError).
+//! Two parts that disagree on a keyword neither merge can settle are a
+//! [`LoweringError`](crate::providers::LoweringError).
 
 use std::collections::HashSet;
 
@@ -693,8 +694,8 @@ fn inline(
     Ok(())
 }
 
-/// A [`LoweringError`](crate::providers::LoweringError) at the first reference that makes the type recursive, worded by
-/// `recursion` (problem, fix).
+/// A [`LoweringError`](crate::providers::LoweringError) at the first reference that makes the
+/// type recursive, worded by `recursion` (problem, fix).
 pub(super) fn refuse_recursion(
     ctx: &Ctx<'_>,
     schema: &Value,

@@ -234,16 +234,7 @@ fn enumeration(ctx: &mut Ctx<'_>, object: &mut Map<String, Value>, label: &Label
         return;
     }
     if typed.is_empty() {
-        let value_type = |value: &Value| match value {
-            Value::String(_) => "string",
-            Value::Bool(_) => "boolean",
-            Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
-            Value::Number(_) => "number",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-            Value::Null => "null",
-        };
-        let mut found: Vec<&str> = values.iter().map(value_type).collect();
+        let mut found: Vec<&str> = values.iter().map(strict::json_type).collect();
         found.dedup();
         if let [one] = found.as_slice() {
             object.insert("type".to_owned(), Value::String((*one).to_owned()));
@@ -252,7 +243,8 @@ fn enumeration(ctx: &mut Ctx<'_>, object: &mut Map<String, Value>, label: &Label
     ctx.move_keyword(object, "enum", label);
 }
 
-/// The format Gemini knows for each Rust one; `None`: no format.
+/// The format Gemini knows for a type and format (`None`: none), and whether the original is
+/// to be said in the description (Gemini's does not say all of it).
 fn gemini_format(ty: &str, format: &str) -> (Option<&'static str>, bool) {
     match (ty, format) {
         ("integer", "int32") => (Some("int32"), false),

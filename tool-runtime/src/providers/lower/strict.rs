@@ -336,7 +336,7 @@ pub(super) fn drop_inapplicable(object: &mut Map<String, Value>) {
 }
 
 /// The JSON type of `value` (`integer` for a whole number).
-fn json_type(value: &Value) -> &'static str {
+pub(super) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
