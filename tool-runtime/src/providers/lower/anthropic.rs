@@ -22,7 +22,7 @@ use super::strict::{self, Optional};
 use super::walk::{Label, Slot, is_hidden, rename, walk};
 use super::{Ctx, normal};
 
-pub(super) fn lower(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> {
+pub(super) fn lower(mut schema: Value, ctx: &mut Ctx<'_>) -> Result<Value, Failure> {
     super::json_root(ctx, &mut schema)?;
     walk::<Failure>(&mut schema, None, &Label::root(), &mut |object, slot, _| {
         readable(object, slot);
@@ -122,7 +122,7 @@ const MOVED: &[&str] = &[
     "additionalItems",
 ];
 
-pub(super) fn lower_strict(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> {
+pub(super) fn lower_strict(mut schema: Value, ctx: &mut Ctx<'_>) -> Result<Value, Failure> {
     compose::flatten(ctx, &mut schema, RefSiblings::Keep)?;
     super::strict_root(ctx, &mut schema)?;
     compose::refuse_recursion(
@@ -146,13 +146,14 @@ pub(super) fn lower_strict(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Fa
 }
 
 fn strict_node(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     object: &mut Map<String, Value>,
     label: &Label,
 ) -> Result<(), Failure> {
     rename(object, "oneOf", "anyOf");
     normal::normalize_null(object);
     strict::split_types(object);
+    strict::drop_inapplicable(object);
     strict::tuple_to_items(ctx, object, label);
     if strict::is_object_schema(object) {
         strict::close(ctx, object, Optional::Keep)?;

@@ -17,7 +17,8 @@
 //! - assertions beside a union: merged into each alternative (an alternative that cannot
 //!   hold beside them, such as a string next to `type: object`, is left out).
 //!
-//! Two parts that disagree on a keyword neither merge can settle are a [`LoweringError`](crate::providers::LoweringError).
+//! Two parts that disagree on a keyword neither merge can settle are a
+//! [`LoweringError`](crate::providers::LoweringError).
 
 use std::collections::HashSet;
 
@@ -40,7 +41,11 @@ pub(super) enum RefSiblings {
 }
 
 /// Merges every composition in `schema` (see the module docs).
-pub(super) fn flatten(ctx: &Ctx, schema: &mut Value, siblings: RefSiblings) -> Result<(), Failure> {
+pub(super) fn flatten(
+    ctx: &Ctx<'_>,
+    schema: &mut Value,
+    siblings: RefSiblings,
+) -> Result<(), Failure> {
     let composer = Composer {
         snapshot: schema.clone(),
         ctx,
@@ -53,7 +58,7 @@ pub(super) fn flatten(ctx: &Ctx, schema: &mut Value, siblings: RefSiblings) -> R
 struct Composer<'a> {
     /// The schema before flattening, where references are resolved.
     snapshot: Value,
-    ctx: &'a Ctx,
+    ctx: &'a Ctx<'a>,
     siblings: RefSiblings,
 }
 
@@ -141,7 +146,14 @@ impl Composer<'_> {
                 "state the constraint in one place",
             )
         })?;
-        Ok(())
+        if reference(object).is_none() {
+            return Ok(());
+        }
+        // The definition was itself a reference (an alias): follow it, this one on the stack.
+        stack.push(target);
+        let followed = self.merge_reference(object, stack, root);
+        stack.pop();
+        followed
     }
 
     fn merge_all_of(
@@ -223,11 +235,18 @@ impl Composer<'_> {
         }
         let mut kept = Vec::with_capacity(alternatives.len());
         for alternative in alternatives {
-            let alternative = self.part(alternative, stack)?;
+            let (alternative, through) = self.part_through(alternative, stack)?;
             match merge(own.clone(), alternative) {
                 Ok(merged) => {
+                    // The definition stays on the stack while its content is merged further:
+                    // a union that contains itself would be distributed forever.
                     let mut merged = Value::Object(merged);
-                    self.flatten(&mut merged, stack, false)?;
+                    stack.extend(through.clone());
+                    let flattened = self.flatten(&mut merged, stack, false);
+                    if through.is_some() {
+                        stack.pop();
+                    }
+                    flattened?;
                     kept.push(merged);
                 }
                 Err(Clash::Impossible(_)) => {}
@@ -254,14 +273,19 @@ impl Composer<'_> {
     }
 
     /// A part of a composition, flattened, a bare `$ref` resolved.
-    fn part(
+    fn part(&self, part: Value, stack: &mut Vec<String>) -> Result<Map<String, Value>, Failure> {
+        self.part_through(part, stack).map(|(part, _)| part)
+    }
+
+    /// [`Self::part`], and the reference it was resolved through, if any.
+    fn part_through(
         &self,
         mut part: Value,
         stack: &mut Vec<String>,
-    ) -> Result<Map<String, Value>, Failure> {
+    ) -> Result<(Map<String, Value>, Option<String>), Failure> {
         self.flatten(&mut part, stack, false)?;
         let Value::Object(part) = part else {
-            return Ok(Map::new());
+            return Ok((Map::new(), None));
         };
         match reference(&part).map(str::to_owned) {
             Some(target) => {
@@ -279,9 +303,9 @@ impl Composer<'_> {
                         definition.insert(key, value);
                     }
                 }
-                Ok(definition)
+                Ok((definition, Some(target)))
             }
-            None => Ok(part),
+            None => Ok((part, None)),
         }
     }
 
@@ -421,8 +445,46 @@ pub(super) fn merge(
             );
         }
     }
+    literals_of_type(&mut out)?;
     out.insert(ORIGIN.to_owned(), Value::Object(owners));
     Ok(out)
+}
+
+/// The `const` or `enum` values of a merged schema that its `type` allows: a part's
+/// `const: "k"` beside another's `type: object` can never hold.
+fn literals_of_type(object: &mut Map<String, Value>) -> Result<(), Clash> {
+    let listed = type_set(object.get("type").unwrap_or(&Value::Null));
+    if listed.is_empty() {
+        return Ok(());
+    }
+    let allowed = |value: &Value| {
+        listed.iter().any(|ty| match (ty.as_str(), value) {
+            ("null", Value::Null)
+            | ("boolean", Value::Bool(_))
+            | ("string", Value::String(_))
+            | ("array", Value::Array(_))
+            | ("object", Value::Object(_))
+            | ("number", Value::Number(_)) => true,
+            ("integer", Value::Number(number)) => {
+                number.is_i64()
+                    || number.is_u64()
+                    || number.as_f64().is_some_and(|n| n.fract() == 0.0)
+            }
+            _ => false,
+        })
+    };
+    if let Some(value) = object.get("const")
+        && !allowed(value)
+    {
+        return Err(Clash::Impossible("const".to_owned()));
+    }
+    if let Some(Value::Array(values)) = object.get_mut("enum") {
+        values.retain(|value| allowed(value));
+        if values.is_empty() {
+            return Err(Clash::Impossible("enum".to_owned()));
+        }
+    }
+    Ok(())
 }
 
 /// A part closed on its own (`additionalProperties: false`) refuses the properties the
@@ -575,7 +637,7 @@ fn both_of(left: Value, right: Value) -> Value {
 /// Replaces every `$ref` by the definition it names, and drops the definitions. A reference
 /// back into a definition being inlined (a recursive type) is an error `recursion` words.
 pub(super) fn inline_all(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     schema: &mut Value,
     recursion: (&str, &str),
 ) -> Result<(), Failure> {
@@ -590,7 +652,7 @@ pub(super) fn inline_all(
 }
 
 fn inline(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     source: &Value,
     schema: &mut Value,
     stack: &mut Vec<String>,
@@ -632,10 +694,10 @@ fn inline(
     Ok(())
 }
 
-/// A [`LoweringError`](crate::providers::LoweringError) at the first reference that makes the type recursive, worded by
-/// `recursion` (problem, fix).
+/// A [`LoweringError`](crate::providers::LoweringError) at the first reference that makes the
+/// type recursive, worded by `recursion` (problem, fix).
 pub(super) fn refuse_recursion(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     schema: &Value,
     recursion: (&str, &str),
 ) -> Result<(), Failure> {
@@ -645,7 +707,7 @@ pub(super) fn refuse_recursion(
 }
 
 fn visit_references(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     root: &Value,
     schema: &Value,
     stack: &mut Vec<String>,

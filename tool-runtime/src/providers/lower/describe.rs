@@ -91,6 +91,24 @@ pub(super) fn text(keyword: &str, value: &Value) -> Option<String> {
     Some(text)
 }
 
+/// `texts` with each pair `at least N x` / `at most N x` said once, `exactly N x`, where the
+/// first of them was.
+pub(super) fn exactly(texts: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(texts.len());
+    for text in texts {
+        if let Some(rest) = text.strip_prefix("at most ")
+            && let Some(lower) = out
+                .iter_mut()
+                .find(|seen| seen.strip_prefix("at least ") == Some(rest))
+        {
+            *lower = format!("exactly {rest}");
+            continue;
+        }
+        out.push(text.clone());
+    }
+    out
+}
+
 /// A value as compact JSON, the lowering's hidden keys left out.
 fn compact(value: &Value) -> String {
     serde_json::to_string(&shown(value)).unwrap_or_default()

@@ -34,7 +34,7 @@ use super::walk::{
 };
 use super::{Ctx, normal};
 
-pub(super) fn lower_json(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> {
+pub(super) fn lower_json(mut schema: Value, ctx: &mut Ctx<'_>) -> Result<Value, Failure> {
     super::json_root(ctx, &mut schema)?;
     walk(
         &mut schema,
@@ -101,7 +101,7 @@ const MOVED: &[&str] = &[
     "allOf",
 ];
 
-pub(super) fn lower_parameters(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> {
+pub(super) fn lower_parameters(mut schema: Value, ctx: &mut Ctx<'_>) -> Result<Value, Failure> {
     compose::flatten(ctx, &mut schema, RefSiblings::Inline)?;
     super::strict_root(ctx, &mut schema)?;
     compose::inline_all(
@@ -125,7 +125,7 @@ pub(super) fn lower_parameters(mut schema: Value, ctx: &mut Ctx) -> Result<Value
 }
 
 fn parameter_node(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     object: &mut Map<String, Value>,
     slot: Option<&Slot>,
     label: &Label,
@@ -138,6 +138,7 @@ fn parameter_node(
         rename(object, "oneOf", "anyOf");
     }
     strict::split_types(object);
+    strict::drop_inapplicable(object);
     if is_null_schema(object) {
         return Err(ctx.error(
             "type",
@@ -176,7 +177,7 @@ fn parameter_node(
 
 /// `anyOf: [X, {"type":"null"}]` as X with `nullable: true` (several alternatives stay an
 /// `anyOf`, nullable).
-fn spell_nullable(ctx: &Ctx, object: &mut Map<String, Value>) -> Result<(), Failure> {
+fn spell_nullable(ctx: &Ctx<'_>, object: &mut Map<String, Value>) -> Result<(), Failure> {
     let pointer = origin(object, "anyOf");
     let Some(Value::Array(mut alternatives)) = object.shift_remove("anyOf") else {
         return Ok(());
@@ -215,7 +216,7 @@ fn spell_nullable(ctx: &Ctx, object: &mut Map<String, Value>) -> Result<(), Fail
 
 /// Gemini's enums are strings: any other enum is said in the description (its values' type
 /// kept as the schema's type).
-fn enumeration(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) {
+fn enumeration(ctx: &mut Ctx<'_>, object: &mut Map<String, Value>, label: &Label) {
     let Some(Value::Array(values)) = object.get_mut("enum") else {
         return;
     };
@@ -233,16 +234,7 @@ fn enumeration(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) {
         return;
     }
     if typed.is_empty() {
-        let value_type = |value: &Value| match value {
-            Value::String(_) => "string",
-            Value::Bool(_) => "boolean",
-            Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
-            Value::Number(_) => "number",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-            Value::Null => "null",
-        };
-        let mut found: Vec<&str> = values.iter().map(value_type).collect();
+        let mut found: Vec<&str> = values.iter().map(strict::json_type).collect();
         found.dedup();
         if let [one] = found.as_slice() {
             object.insert("type".to_owned(), Value::String((*one).to_owned()));
@@ -251,7 +243,8 @@ fn enumeration(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) {
     ctx.move_keyword(object, "enum", label);
 }
 
-/// The format Gemini knows for each Rust one; `None`: no format.
+/// The format Gemini knows for a type and format (`None`: none), and whether the original is
+/// to be said in the description (Gemini's does not say all of it).
 fn gemini_format(ty: &str, format: &str) -> (Option<&'static str>, bool) {
     match (ty, format) {
         ("integer", "int32") => (Some("int32"), false),
@@ -266,7 +259,7 @@ fn gemini_format(ty: &str, format: &str) -> (Option<&'static str>, bool) {
     }
 }
 
-fn format(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) {
+fn format(ctx: &mut Ctx<'_>, object: &mut Map<String, Value>, label: &Label) {
     let Some(format) = object
         .get("format")
         .and_then(Value::as_str)
@@ -292,7 +285,7 @@ fn format(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) {
 
 /// An object as Gemini's subset writes it: no `additionalProperties`, some properties.
 fn open_object(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     object: &mut Map<String, Value>,
     slot: Option<&Slot>,
 ) -> Result<(), Failure> {
@@ -327,7 +320,7 @@ fn open_object(
 }
 
 /// Gemini's rule for a parameter's name.
-fn parameter_names(ctx: &Ctx, schema: &Value) -> Result<(), Failure> {
+fn parameter_names(ctx: &Ctx<'_>, schema: &Value) -> Result<(), Failure> {
     let Some(Value::Object(properties)) = schema.get("properties") else {
         return Ok(());
     };

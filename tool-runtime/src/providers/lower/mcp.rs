@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::Ctx;
 use super::Failure;
 
-pub(super) fn lower(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> {
+pub(super) fn lower(mut schema: Value, ctx: &mut Ctx<'_>) -> Result<Value, Failure> {
     super::json_root(ctx, &mut schema)?;
     Ok(schema)
 }

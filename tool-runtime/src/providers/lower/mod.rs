@@ -16,7 +16,8 @@
 //!   the description and `const` spelled as a one-value `enum`.
 //!
 //! A tool without parameters is `{"type":"object","properties":{},"additionalProperties":false}`
-//! for every target but Gemini's two, where `parameters` is left out (`None`).
+//! for every target but Gemini's two, where `parameters` is left out (`None`); OpenAI's strict
+//! form also says `"required": []`, as OpenAI's own normaliser writes it.
 //!
 //! The keywords moved into the description are listed after it, in the order the lowering met
 //! them: `` Constraints: `query`: at most 200 characters; `limit`: default 10. ``. A place
@@ -46,10 +47,6 @@ use walk::{Label, is_nullable, origin, types};
 ///
 /// The canonical schema is not changed. An `Err` names the keyword, where it is and what to
 /// change: the tool cannot be offered to that target as it is.
-#[allow(
-    clippy::result_large_err,
-    reason = "the error type is the providers module's; it is built once per tool and target"
-)]
 pub fn lower(spec: &ToolSpec, target: Target) -> Result<LoweredTool, LoweringError> {
     lower_boxed(spec, target).map_err(|failure| *failure)
 }
@@ -58,12 +55,17 @@ pub fn lower(spec: &ToolSpec, target: Target) -> Result<LoweredTool, LoweringErr
 type Failure = Box<LoweringError>;
 
 fn lower_boxed(spec: &ToolSpec, target: Target) -> Result<LoweredTool, Failure> {
-    let mut ctx = Ctx::new(spec.name(), target);
+    let mut ctx = Ctx::new(spec.name(), target, spec.input_schema());
     check_name(&ctx, spec.name())?;
     let schema = normal::prepare(spec.input_schema());
     let parameters = if normal::without_parameters(&schema) {
         match target {
             Target::Gemini | Target::GeminiParameters => None,
+            // OpenAI's own strict normaliser writes the empty `required` out.
+            Target::OpenAiStrict => Some(empty_object_schema()).map(|mut schema| {
+                schema["required"] = Value::Array(Vec::new());
+                schema
+            }),
             _ => Some(empty_object_schema()),
         }
     } else {
@@ -89,20 +91,23 @@ fn lower_boxed(spec: &ToolSpec, target: Target) -> Result<LoweredTool, Failure> 
 
 /// What one lowering gathers on its way: the tool and target its errors name, the keywords it
 /// moved into the description.
-struct Ctx {
+struct Ctx<'a> {
     tool: String,
     target: Target,
+    /// The canonical schema, where every pointer reported must lead.
+    canonical: &'a Value,
     /// What to say, by place, in the order the places were met.
     notes: Vec<(Label, Vec<String>)>,
     moved: Vec<String>,
     nullable_optional: Vec<Vec<String>>,
 }
 
-impl Ctx {
-    fn new(tool: &str, target: Target) -> Self {
+impl<'a> Ctx<'a> {
+    fn new(tool: &str, target: Target, canonical: &'a Value) -> Self {
         Self {
             tool: tool.to_owned(),
             target,
+            canonical,
             notes: Vec::new(),
             moved: Vec::new(),
             nullable_optional: Vec::new(),
@@ -121,7 +126,7 @@ impl Ctx {
             self.tool.clone(),
             self.target,
             keyword,
-            pointer,
+            self.anchored(pointer.into()),
             problem,
             fix,
         ))
@@ -139,8 +144,20 @@ impl Ctx {
         }
     }
 
+    /// `pointer`, or the nearest schema above it that the canonical schema has: a keyword the
+    /// internal form wrote (the `anyOf` of a `type: [T, "null"]`, a tuple's `maxItems`) is
+    /// reported where the author wrote what it says.
+    fn anchored(&self, mut pointer: String) -> String {
+        while !pointer.is_empty() && self.canonical.pointer(&pointer).is_none() {
+            let cut = pointer.rfind('/').unwrap_or(0);
+            pointer.truncate(cut);
+        }
+        pointer
+    }
+
     /// Says `text` about `label` in the description; `pointer` is the canonical keyword.
     fn note(&mut self, label: &Label, pointer: String, text: String) {
+        let pointer = self.anchored(pointer);
         if !self.moved.contains(&pointer) {
             self.moved.push(pointer);
         }
@@ -162,7 +179,13 @@ impl Ctx {
         let notes = self
             .notes
             .iter()
-            .map(|(label, texts)| format!("{}: {}", label.render(), texts.join(", ")))
+            .map(|(label, texts)| {
+                format!(
+                    "{}: {}",
+                    label.render(),
+                    describe::exactly(texts).join(", ")
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ");
         if base.is_empty() {
@@ -174,7 +197,7 @@ impl Ctx {
 }
 
 /// The tool name rule of each target.
-fn check_name(ctx: &Ctx, name: &str) -> Result<(), Failure> {
+fn check_name(ctx: &Ctx<'_>, name: &str) -> Result<(), Failure> {
     let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let length = name.chars().count();
     let (valid, rule) = match ctx.target {
@@ -214,7 +237,7 @@ fn check_name(ctx: &Ctx, name: &str) -> Result<(), Failure> {
 
 /// The root of a JSON Schema target: an object schema, not nullable. A root that names no
 /// type is given `object` (a tool's arguments are always an object).
-fn json_root(ctx: &Ctx, schema: &mut Value) -> Result<(), Failure> {
+fn json_root(ctx: &Ctx<'_>, schema: &mut Value) -> Result<(), Failure> {
     let Value::Object(root) = schema else {
         return Err(ctx.error(
             "type",
@@ -247,7 +270,7 @@ fn json_root(ctx: &Ctx, schema: &mut Value) -> Result<(), Failure> {
 }
 
 /// The root of a strict target, once compositions are merged: one object, not a union.
-fn strict_root(ctx: &Ctx, schema: &mut Value) -> Result<(), Failure> {
+fn strict_root(ctx: &Ctx<'_>, schema: &mut Value) -> Result<(), Failure> {
     json_root(ctx, schema)?;
     if let Value::Object(root) = schema {
         for keyword in ["anyOf", "oneOf"] {

@@ -88,7 +88,7 @@ const MAX_PROPERTIES: usize = 5_000;
 const MAX_DEPTH: usize = 10;
 const MAX_ENUM_VALUES: usize = 1_000;
 
-pub(super) fn lower(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> {
+pub(super) fn lower(mut schema: Value, ctx: &mut Ctx<'_>) -> Result<Value, Failure> {
     compose::flatten(ctx, &mut schema, RefSiblings::Inline)?;
     super::strict_root(ctx, &mut schema)?;
     walk(
@@ -111,10 +111,11 @@ pub(super) fn lower(mut schema: Value, ctx: &mut Ctx) -> Result<Value, Failure> 
     Ok(schema)
 }
 
-fn node(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) -> Result<(), Failure> {
+fn node(ctx: &mut Ctx<'_>, object: &mut Map<String, Value>, label: &Label) -> Result<(), Failure> {
     super::walk::rename(object, "oneOf", "anyOf");
     normal::normalize_null(object);
     strict::split_types(object);
+    strict::drop_inapplicable(object);
     strict::tuple_to_items(ctx, object, label);
     if strict::is_object_schema(object) {
         strict::close(ctx, object, Optional::RequireNullable)?;
@@ -146,7 +147,7 @@ fn node(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &Label) -> Result
     strict::refuse_any(ctx, object)
 }
 
-fn limits(ctx: &Ctx, schema: &Value) -> Result<(), Failure> {
+fn limits(ctx: &Ctx<'_>, schema: &Value) -> Result<(), Failure> {
     let mut properties = 0;
     let mut enum_values = 0;
     count(schema, &mut properties, &mut enum_values);

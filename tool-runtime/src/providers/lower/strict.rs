@@ -33,7 +33,7 @@ pub(super) fn is_string(object: &Map<String, Value>) -> bool {
 }
 
 /// The error for a map (an object whose keys the caller chooses).
-pub(super) fn map_error(ctx: &Ctx, object: &Map<String, Value>, keyword: &str) -> Failure {
+pub(super) fn map_error(ctx: &Ctx<'_>, object: &Map<String, Value>, keyword: &str) -> Failure {
     ctx.error(
         keyword,
         origin(object, keyword),
@@ -58,7 +58,7 @@ pub(super) enum Optional {
 /// A map (`additionalProperties` a schema, `patternProperties`, `unevaluatedProperties` a
 /// schema) is an error.
 pub(super) fn close(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     object: &mut Map<String, Value>,
     optional: Optional,
 ) -> Result<(), Failure> {
@@ -166,7 +166,11 @@ pub(super) fn make_nullable(schema: &mut Value) {
 /// A tuple (`prefixItems`) as an array of any of its item types, `minItems`/`maxItems` as
 /// they were (`maxItems` the tuple's length when nothing else may follow); the order goes
 /// into the description.
-pub(super) fn tuple_to_items(ctx: &mut Ctx, object: &mut Map<String, Value>, label: &super::Label) {
+pub(super) fn tuple_to_items(
+    ctx: &mut Ctx<'_>,
+    object: &mut Map<String, Value>,
+    label: &super::Label,
+) {
     let Some(Value::Array(prefix)) = object.get("prefixItems").cloned() else {
         return;
     };
@@ -222,7 +226,10 @@ fn is_never(object: &Map<String, Value>) -> bool {
 
 /// The error for an array that says nothing about its items, which OpenAI and Gemini's
 /// `parameters` cannot express.
-pub(super) fn refuse_untyped_items(ctx: &Ctx, object: &Map<String, Value>) -> Result<(), Failure> {
+pub(super) fn refuse_untyped_items(
+    ctx: &Ctx<'_>,
+    object: &Map<String, Value>,
+) -> Result<(), Failure> {
     if types(object) != ["array"] || object.contains_key("items") {
         return Ok(());
     }
@@ -239,7 +246,7 @@ pub(super) fn refuse_untyped_items(ctx: &Ctx, object: &Map<String, Value>) -> Re
 
 /// The error for a schema that says nothing about its value (`{}`), which a strict target
 /// cannot express.
-pub(super) fn refuse_any(ctx: &Ctx, object: &Map<String, Value>) -> Result<(), Failure> {
+pub(super) fn refuse_any(ctx: &Ctx<'_>, object: &Map<String, Value>) -> Result<(), Failure> {
     let says = ["type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const"]
         .iter()
         .any(|keyword| object.contains_key(*keyword));
@@ -303,6 +310,42 @@ pub(super) fn split_types(object: &mut Map<String, Value>) {
         .collect();
     // An `anyOf` beside the types went into each alternative with the other keywords.
     object.insert("anyOf".to_owned(), Value::Array(alternatives));
+}
+
+/// Removes the keywords that apply to none of `object`'s types (`properties` beside
+/// `type: string`, which an inlined definition can leave): JSON Schema ignores them, a strict
+/// target may not.
+pub(super) fn drop_inapplicable(object: &mut Map<String, Value>) {
+    let mut listed = types(object);
+    if listed.is_empty() {
+        // Untyped literals say their types themselves.
+        let literals: Vec<&Value> = match (object.get("const"), object.get("enum")) {
+            (Some(value), _) => vec![value],
+            (None, Some(Value::Array(values))) => values.iter().collect(),
+            _ => Vec::new(),
+        };
+        listed = literals
+            .into_iter()
+            .map(|value| json_type(value).to_owned())
+            .collect();
+    }
+    if listed.is_empty() {
+        return;
+    }
+    object.retain(|key, _| is_hidden(key) || listed.iter().any(|ty| applies(ty, key)));
+}
+
+/// The JSON type of `value` (`integer` for a whole number).
+pub(super) fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 /// Whether `keyword` applies to values of type `ty` (a type-independent one always does).

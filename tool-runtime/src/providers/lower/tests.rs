@@ -99,6 +99,9 @@ fn a_tool_without_parameters_is_the_empty_object_or_nothing_for_gemini() {
         let lowered = lowered(empty.clone(), target);
         let expected = match target {
             Target::Gemini | Target::GeminiParameters => None,
+            Target::OpenAiStrict => Some(json!({
+                "type": "object", "properties": {}, "additionalProperties": false, "required": []
+            })),
             _ => Some(empty.clone()),
         };
         assert_eq!(lowered.parameters, expected, "{target}");
@@ -769,5 +772,254 @@ fn an_array_of_anything_is_refused_where_items_need_a_type() {
     assert_eq!(
         parameters(schema, Target::AnthropicStrict)["properties"]["list"],
         json!({"type": "array"})
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Any schema
+
+mod generated {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::spec;
+    use crate::providers::{Target, lower};
+
+    /// Schema-like JSON: the keywords the lowerings treat, nested, with references that may
+    /// or may not resolve.
+    fn schema() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(json!({"type": "string"})),
+            Just(json!({"type": ["integer", "null"], "minimum": 0})),
+            Just(json!({"type": "number", "format": "double", "exclusiveMaximum": 1})),
+            Just(json!({"type": "string", "maxLength": 3, "pattern": "^a"})),
+            Just(json!({"const": "k"})),
+            Just(json!({"enum": [1, "a", null]})),
+            Just(json!({"$ref": "#/$defs/D"})),
+            Just(json!({"$ref": "#"})),
+            Just(json!({"$ref": "#/$defs/Missing"})),
+            Just(json!({})),
+            Just(json!(true)),
+            Just(json!(false)),
+            Just(json!({"type": "boolean", "default": true, "title": "B"})),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 1..4).prop_map(|items| {
+                    let properties: Map<String, Value> = items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, item)| (format!("p{index}"), item))
+                        .collect();
+                    json!({"type": "object", "properties": properties, "required": ["p0"]})
+                }),
+                inner
+                    .clone()
+                    .prop_map(|item| json!({"type": "array", "items": item})),
+                prop::collection::vec(inner.clone(), 1..3)
+                    .prop_map(|items| json!({"type": "array", "prefixItems": items})),
+                prop::collection::vec(inner.clone(), 1..3)
+                    .prop_map(|items| json!({"anyOf": items})),
+                prop::collection::vec(inner.clone(), 1..3)
+                    .prop_map(|items| json!({"oneOf": items})),
+                prop::collection::vec(inner.clone(), 1..3)
+                    .prop_map(|items| json!({"allOf": items})),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({
+                    "type": "object", "properties": {"x": a}, "anyOf": [b, {"type": "null"}],
+                    "unevaluatedProperties": false
+                })),
+                inner
+                    .clone()
+                    .prop_map(|item| json!({"$ref": "#/$defs/D", "properties": {"y": item}})),
+                inner
+                    .clone()
+                    .prop_map(|item| json!({"type": "object", "additionalProperties": item})),
+                inner.prop_map(|item| json!({"not": item, "if": {"type": "string"}})),
+            ]
+        })
+    }
+
+    fn hidden_key(value: &Value) -> bool {
+        match value {
+            Value::Object(object) => object
+                .iter()
+                .any(|(key, value)| key.starts_with('\u{0}') || hidden_key(value)),
+            Value::Array(items) => items.iter().any(hidden_key),
+            _ => false,
+        }
+    }
+
+    /// The first of the target's invariants `schema` breaks (every schema object is checked,
+    /// `enum` and `default` data aside).
+    fn broken_invariant(target: Target, schema: &Value) -> Option<String> {
+        let Value::Object(object) = schema else {
+            return None;
+        };
+        let has = |key: &str| object.contains_key(key);
+        match target {
+            Target::OpenAiStrict => {
+                if has("$ref") && object.len() > 1 {
+                    return Some("a $ref with siblings".into());
+                }
+                for key in [
+                    "oneOf",
+                    "allOf",
+                    "default",
+                    "minLength",
+                    "prefixItems",
+                    "not",
+                ] {
+                    if has(key) {
+                        return Some(format!("`{key}`"));
+                    }
+                }
+                if object.get("type") == Some(&json!("object")) {
+                    let names: Vec<Value> = object
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .map(|properties| properties.keys().map(|key| json!(key)).collect())
+                        .unwrap_or_default();
+                    let required = object.get("required").cloned().unwrap_or_else(|| json!([]));
+                    if object.get("additionalProperties") != Some(&json!(false))
+                        || required != Value::Array(names)
+                    {
+                        return Some("an object not closed or not all required".into());
+                    }
+                }
+            }
+            Target::GeminiParameters => {
+                for key in [
+                    "$ref",
+                    "$defs",
+                    "const",
+                    "additionalProperties",
+                    "oneOf",
+                    "allOf",
+                ] {
+                    if has(key) {
+                        return Some(format!("`{key}`"));
+                    }
+                }
+                if object.get("type").is_some_and(Value::is_array) {
+                    return Some("a type array".into());
+                }
+            }
+            Target::Anthropic | Target::AnthropicStrict
+                if object.get("type").is_some_and(Value::is_array) =>
+            {
+                return Some("a type array".into());
+            }
+            _ => {}
+        }
+        object
+            .iter()
+            .find_map(|(key, value)| match (key.as_str(), value) {
+                ("enum" | "const" | "default" | "examples", _) => None,
+                ("properties" | "$defs" | "patternProperties", Value::Object(entries)) => entries
+                    .values()
+                    .find_map(|entry| broken_invariant(target, entry)),
+                (_, Value::Array(items)) => {
+                    items.iter().find_map(|item| broken_invariant(target, item))
+                }
+                (_, Value::Object(_)) => broken_invariant(target, value),
+                _ => None,
+            })
+    }
+
+    /// Whether some schema Anthropic's `transform_schema` reads (the root, properties,
+    /// items, union alternatives, definitions) names no type, union, reference or literals:
+    /// the helper raises on those.
+    fn unreadable_by_anthropic(schema: &Value) -> bool {
+        let Value::Object(object) = schema else {
+            return false;
+        };
+        let primitive = |value: &Value| !value.is_array() && !value.is_object();
+        let names = object.get("type").is_some_and(Value::is_string)
+            || ["anyOf", "oneOf", "allOf", "$ref"]
+                .iter()
+                .any(|key| object.contains_key(*key))
+            || object
+                .get("enum")
+                .and_then(Value::as_array)
+                .is_some_and(|values| !values.is_empty() && values.iter().all(primitive))
+            || object.get("const").is_some_and(primitive);
+        !names
+            || object
+                .iter()
+                .any(|(key, value)| match (key.as_str(), value) {
+                    ("properties" | "$defs", Value::Object(entries)) => {
+                        entries.values().any(unreadable_by_anthropic)
+                    }
+                    ("items", value) => unreadable_by_anthropic(value),
+                    ("anyOf" | "oneOf" | "allOf", Value::Array(items)) => {
+                        items.iter().any(unreadable_by_anthropic)
+                    }
+                    _ => false,
+                })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// No schema makes a lowering panic; the canonical value stays as it was; what
+        /// lowers carries no hidden key and (but for Gemini's OpenAPI subset) is a valid
+        /// 2020-12 schema; what fails names a keyword.
+        #[test]
+        fn every_schema_lowers_or_fails_cleanly(body in schema(), definition in schema()) {
+            let root = json!({
+                "type": "object",
+                "properties": {"a": body},
+                "$defs": {"D": definition}
+            });
+            let spec = spec(root.clone());
+            for target in Target::ALL {
+                match lower(&spec, target) {
+                    Ok(lowered) => {
+                        let parameters = lowered.parameters.unwrap_or_else(|| json!({}));
+                        prop_assert!(!hidden_key(&parameters), "{target}: {parameters}");
+                        if target != Target::GeminiParameters {
+                            prop_assert!(
+                                jsonschema::draft202012::meta::is_valid(&parameters),
+                                "{target}: {parameters}"
+                            );
+                        }
+                        for pointer in &lowered.moved {
+                            prop_assert!(root.pointer(pointer).is_some(), "{target}: {pointer}");
+                        }
+                        if matches!(target, Target::Anthropic | Target::AnthropicStrict) {
+                            prop_assert!(!unreadable_by_anthropic(&parameters), "{target}: {parameters}");
+                        }
+                        if let Some(broken) = broken_invariant(target, &parameters) {
+                            prop_assert!(false, "{target}: {broken} in {parameters}");
+                        }
+                    }
+                    Err(error) => {
+                        prop_assert!(!error.keyword().is_empty());
+                        prop_assert!(
+                            root.pointer(error.pointer()).is_some(),
+                            "{target}: {} not in {root}", error.pointer()
+                        );
+                    }
+                }
+                prop_assert_eq!(spec.input_schema(), &root);
+            }
+        }
+    }
+}
+
+#[test]
+fn equal_bounds_are_said_once() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "minLength": 4, "maxLength": 4},
+            "pick": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2, "uniqueItems": true}
+        },
+        "required": ["code", "pick"]
+    });
+    assert_eq!(
+        lowered(schema, Target::AnthropicStrict).description,
+        "Does it.\n\nConstraints: `code`: exactly 4 characters; `pick`: exactly 2 items, no \
+         duplicate items."
     );
 }
