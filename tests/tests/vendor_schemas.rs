@@ -159,3 +159,65 @@ fn the_providers_code_accepts_every_lowered_schema() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// The schema zoo's lowerings (kept current by `tool-runtime/tests/lowering_zoo.rs`, which
+/// fails when one differs from what `lower` gives): none crashes or is changed by the
+/// providers' code.
+#[test]
+fn the_providers_code_accepts_every_lowering_of_the_schema_zoo() {
+    let python = vendor_python();
+    let zoo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tool-runtime/tests/schema_zoo"
+    );
+    let entries = match std::fs::read_dir(zoo) {
+        Ok(entries) => entries,
+        Err(error) => panic!("{zoo}: {error}"),
+    };
+    let mut exports = Vec::new();
+    let mut cases = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|extension| extension.to_str()) != Some("json") {
+            continue;
+        }
+        let case: Value = match std::fs::read_to_string(&path)
+            .map_err(|error| error.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|error| error.to_string()))
+        {
+            Ok(case) => case,
+            Err(error) => panic!("{}: {error}", path.display()),
+        };
+        cases += 1;
+        let tool = path
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .unwrap_or("zoo")
+            .to_owned();
+        for target in Target::ALL {
+            // Gemini's tools without parameters have none (`null`).
+            if let Some(schema) = case
+                .pointer(&format!("/{}/parameters", target.as_str()))
+                .filter(|schema| !schema.is_null())
+            {
+                exports.push(json!({ "tool": tool, "target": target.as_str(), "schema": schema }));
+            }
+        }
+    }
+    assert!(cases >= 15, "the zoo has {cases} cases");
+    let output = run_script(
+        &python,
+        &[],
+        json!({ "exports": exports }).to_string().as_bytes(),
+    );
+    let report = report(&output);
+    assert!(
+        report["failures"] == json!([]),
+        "the providers' code refuses lowerings of the zoo: {report:#}"
+    );
+    assert!(
+        output.status.success(),
+        "check_schemas.py: {}",
+        output.status
+    );
+}

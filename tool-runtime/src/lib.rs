@@ -45,6 +45,9 @@
 //! - [`output`]: what the model receives of a result: redacted secrets, cut outputs kept as
 //!   artifacts.
 //! - [`dynamic`]: tools built at run time from a JSON Schema and a closure.
+//! - [`providers`]: the catalog lowered for OpenAI, Anthropic, Gemini and MCP, the model's
+//!   calls parsed from each one's answer, and the report rendered back
+//!   ([`Runtime::lowered_catalog`]).
 //! - [`core`]: the rest of `tool-core`'s vocabulary (the [`Tool`](core::Tool) trait, the
 //!   parts of a [`ToolSpec`]), for code that implements tools by hand.
 //!

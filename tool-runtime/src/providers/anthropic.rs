@@ -2,20 +2,20 @@
 //!
 //! ```
 //! # use tool_runtime::providers::{anthropic, Target};
-//! # use tool_runtime::{Runtime, Session, tool};
+//! # use tool_runtime::{Runtime, Session, tool, tools};
 //! # pub struct Deps;
-//! /// Looks an order up.
+//! /// Tracks a parcel.
 //! #[tool(read_only)]
-//! fn get_order(order_id: String) -> String { order_id }
+//! fn parcel_eta(order_id: String) -> String { order_id }
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let runtime = Runtime::builder(Deps).build()?;
+//! let runtime = Runtime::builder(Deps).inventory(false).tools(tools![parcel_eta]).build()?;
 //! let session = Session::new("s-1");
 //! let catalog = runtime.lowered_catalog(&session, Target::Anthropic)?;
 //! let tools = anthropic::tools(&catalog); // the request's `tools`
 //! # assert!(tools[0].get("input_schema").is_some());
 //! let response = serde_json::json!({"role": "assistant", "content": [
 //!     {"type": "text", "text": "Let me look."},
-//!     {"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"order_id": "A-1"}}
+//!     {"type": "tool_use", "id": "toolu_1", "name": "parcel_eta", "input": {"order_id": "A-1"}}
 //! ]});
 //! let calls = anthropic::calls_from_message(&response)?;
 //! let report = runtime.execute(&session, &calls).await;

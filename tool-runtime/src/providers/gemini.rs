@@ -2,19 +2,19 @@
 //!
 //! ```
 //! # use tool_runtime::providers::{gemini, Target};
-//! # use tool_runtime::{Runtime, Session, tool};
+//! # use tool_runtime::{Runtime, Session, tool, tools};
 //! # pub struct Deps;
-//! /// Looks an order up.
+//! /// Tracks a parcel.
 //! #[tool(read_only)]
-//! fn get_order(order_id: String) -> String { order_id }
+//! fn parcel_weight(order_id: String) -> String { order_id }
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let runtime = Runtime::builder(Deps).build()?;
+//! let runtime = Runtime::builder(Deps).inventory(false).tools(tools![parcel_weight]).build()?;
 //! let session = Session::new("s-1");
 //! let catalog = runtime.lowered_catalog(&session, Target::Gemini)?;
 //! let tools = gemini::tools(&catalog); // the request's `tools`
 //! # assert!(tools[0]["functionDeclarations"][0].get("parametersJsonSchema").is_some());
 //! let response = serde_json::json!({"candidates": [{"content": {"role": "model", "parts": [
-//!     {"functionCall": {"name": "get_order", "args": {"order_id": "A-1"}}}
+//!     {"functionCall": {"name": "parcel_weight", "args": {"order_id": "A-1"}}}
 //! ]}}]});
 //! let calls = gemini::calls_from_response(&response)?;
 //! let report = runtime.execute(&session, &calls).await;

@@ -1,5 +1,5 @@
 //! Speaking each model provider's format: the session's catalog lowered for a target, the
-//! model's tool calls parsed into [`ToolCall`](crate::ToolCall)s, and a [`TurnReport`](crate::TurnReport)
+//! model's tool calls parsed into [`ToolCall`]s, and a [`TurnReport`](crate::TurnReport)
 //! rendered back in the provider's shape.
 //!
 //! Every tool has one canonical input schema (what `schemars` derives, what validation

@@ -2,13 +2,13 @@
 //!
 //! ```
 //! # use tool_runtime::providers::{openai, Target};
-//! # use tool_runtime::{Runtime, Session, tool};
+//! # use tool_runtime::{Runtime, Session, tool, tools};
 //! # pub struct Deps;
-//! /// Looks an order up.
+//! /// Tracks a parcel.
 //! #[tool(read_only)]
-//! fn get_order(order_id: String, verbose: Option<bool>) -> String { order_id }
+//! fn track_parcel(order_id: String, verbose: Option<bool>) -> String { order_id }
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let runtime = Runtime::builder(Deps).build()?;
+//! let runtime = Runtime::builder(Deps).inventory(false).tools(tools![track_parcel]).build()?;
 //! let session = Session::new("s-1");
 //! let catalog = runtime.lowered_catalog(&session, Target::OpenAiStrict)?;
 //! let tools = openai::chat_tools(&catalog); // the request's `tools`
@@ -16,7 +16,7 @@
 //! // The assistant message of the response, as the API sent it:
 //! let message = serde_json::json!({"role": "assistant", "tool_calls": [{
 //!     "id": "call_1", "type": "function",
-//!     "function": {"name": "get_order", "arguments": "{\"order_id\":\"A-1\",\"verbose\":null}"}
+//!     "function": {"name": "track_parcel", "arguments": "{\"order_id\":\"A-1\",\"verbose\":null}"}
 //! }]});
 //! let calls = openai::calls_from_chat(&message, &catalog)?;
 //! let report = runtime.execute(&session, &calls).await;

@@ -124,7 +124,9 @@ fn each_target_checks_the_tool_name_by_its_own_rule() {
         json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
     let refused = |name: &str, target: Target| {
         let spec = ToolSpec::new(name.to_owned(), "", schema.clone());
-        lower(&spec, target).err().map(|error| error.keyword().to_owned())
+        lower(&spec, target)
+            .err()
+            .map(|error| error.keyword().to_owned())
     };
     let long = "a".repeat(65);
     assert_eq!(
@@ -145,10 +147,7 @@ fn each_target_checks_the_tool_name_by_its_own_rule() {
 #[test]
 fn a_root_that_is_not_an_object_is_refused() {
     let error = failure(json!({"type": "string"}), Target::Mcp);
-    assert_eq!(
-        (error.keyword(), error.pointer()),
-        ("type", "/type")
-    );
+    assert_eq!((error.keyword(), error.pointer()), ("type", "/type"));
     // A root that names no type is an object: a tool's arguments always are.
     let untyped = json!({"properties": {"a": {"type": "string"}}, "additionalProperties": false});
     assert_eq!(parameters(untyped, Target::Anthropic)["type"], "object");
@@ -394,10 +393,7 @@ fn openai_refuses_a_union_at_the_root() {
         "unevaluatedProperties": false
     });
     let error = failure(schema.clone(), Target::OpenAiStrict);
-    assert_eq!(
-        (error.keyword(), error.pointer()),
-        ("oneOf", "/oneOf")
-    );
+    assert_eq!((error.keyword(), error.pointer()), ("oneOf", "/oneOf"));
     // The permissive targets take it as it is.
     assert_eq!(
         parameters(schema.clone(), Target::Mcp)["oneOf"],
@@ -637,7 +633,11 @@ fn gemini_parameters_refuse_what_they_cannot_express() {
         (error.keyword(), error.pointer()),
         ("$ref", "/properties/next/anyOf/0/$ref")
     );
-    assert!(error.fix().contains("parametersJsonSchema"), "{}", error.fix());
+    assert!(
+        error.fix().contains("parametersJsonSchema"),
+        "{}",
+        error.fix()
+    );
 
     let map = json!({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "integer"}}}});
     assert_eq!(
