@@ -21,7 +21,7 @@ use crate::gates::{self, Admitted};
 use crate::limits::Limits;
 use crate::observation::{Observation, TurnReport};
 use crate::plan::{CallRef, Planned, PlannedContext};
-use crate::providers::{LoweredCatalog, LoweringError, Target};
+use crate::providers::{LoweredCatalog, LoweredTool, LoweringError, Target};
 use crate::schedule::{self, Slot};
 use crate::session::Session;
 use crate::stack::Shared;
@@ -101,6 +101,22 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 .filter(|(_, spec)| shared.gates.shown(session, spec, shared.artifact_tool)),
             target,
         )
+    }
+
+    /// One tool's schema lowered for `target` (made once and kept), whether or not a session
+    /// is shown it; `None` when the runtime has no tool of that name.
+    pub fn lowered_tool(
+        &self,
+        name: &str,
+        target: Target,
+    ) -> Option<Result<Arc<LoweredTool>, LoweringError>> {
+        let shared = &*self.shared;
+        let (position, spec) = shared
+            .registry
+            .specs()
+            .enumerate()
+            .find(|(_, spec)| spec.name() == name)?;
+        Some(shared.lowerings.tool(position, spec, target))
     }
 
     /// Lets a session whose consecutive denials stopped its asks and writes

@@ -240,3 +240,35 @@ fn a_response_not_in_the_documented_shape_is_an_error_not_a_panic() {
         Some(0)
     );
 }
+
+#[test]
+fn anthropic_strictness_is_chosen_per_tool() {
+    let runtime = runtime();
+    let session = Session::new("strict");
+    let tools = anthropic::tools_with_strict(&runtime, &session, |name| name == "issue_refund")
+        .unwrap_or_else(|error| panic!("{error}"));
+    let strict: Vec<&str> = tools
+        .iter()
+        .filter(|tool| tool.get("strict") == Some(&Value::Bool(true)))
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(strict, ["issue_refund"]);
+    let refund = tools
+        .iter()
+        .find(|tool| tool["name"] == "issue_refund")
+        .cloned()
+        .unwrap_or_default();
+    let lowered = runtime
+        .lowered_tool("issue_refund", Target::AnthropicStrict)
+        .and_then(Result::ok)
+        .map(|tool| tool.parameters.clone());
+    assert_eq!(Some(refund.get("input_schema").cloned()), lowered);
+    let plain = anthropic::tools(
+        &runtime
+            .lowered_catalog(&session, Target::Anthropic)
+            .unwrap_or_else(|error| panic!("{error}")),
+    );
+    assert_eq!(plain.len(), tools.len());
+    assert!(plain.iter().all(|tool| tool.get("strict").is_none()));
+    assert!(runtime.lowered_tool("no_such_tool", Target::Mcp).is_none());
+}

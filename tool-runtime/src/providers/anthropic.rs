@@ -26,29 +26,56 @@
 //! # }).unwrap();
 //! ```
 
+use std::any::Any;
+
 use serde_json::{Value, json};
 
-use super::{LoweredCatalog, ProviderError, Target};
-use crate::{ToolCall, TurnReport};
+use super::{LoweredCatalog, LoweringError, ProviderError, Target};
+use crate::{Runtime, Session, ToolCall, TurnReport};
 
 /// The catalog as the `tools` of a Messages request: `{name, description, input_schema}`
 /// each, with `"strict": true` for a catalog lowered for [`Target::AnthropicStrict`].
 pub fn tools(catalog: &LoweredCatalog) -> Vec<Value> {
     let strict = catalog.target() == Target::AnthropicStrict;
-    catalog
+    catalog.tools().map(|tool| entry(tool, strict)).collect()
+}
+
+/// The `tools` of a Messages request for `session`, with `strict: true` (and the strict
+/// lowering) on the tools `strict` picks by name and the plain lowering on the others:
+/// Anthropic compiles a grammar per strict tool, and a request with many fails ("compiled
+/// grammar is too large"), so strictness is chosen per tool. A picked tool whose schema the
+/// strict subset cannot express is the error.
+pub fn tools_with_strict<D: Any + Send + Sync>(
+    runtime: &Runtime<D>,
+    session: &Session,
+    strict: impl Fn(&str) -> bool,
+) -> Result<Vec<Value>, LoweringError> {
+    let plain = runtime.lowered_catalog(session, Target::Anthropic)?;
+    plain
         .tools()
         .map(|tool| {
-            let mut entry = json!({
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": tool.parameters.clone().unwrap_or_else(super::no_parameters),
-            });
-            if strict {
-                entry["strict"] = Value::Bool(true);
+            if !strict(&tool.name) {
+                return Ok(entry(tool, false));
             }
-            entry
+            match runtime.lowered_tool(&tool.name, Target::AnthropicStrict) {
+                Some(lowered) => lowered.map(|lowered| entry(&lowered, true)),
+                None => Ok(entry(tool, false)),
+            }
         })
         .collect()
+}
+
+/// One `tools` entry.
+fn entry(tool: &super::LoweredTool, strict: bool) -> Value {
+    let mut entry = json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.parameters.clone().unwrap_or_else(super::no_parameters),
+    });
+    if strict {
+        entry["strict"] = Value::Bool(true);
+    }
+    entry
 }
 
 /// The tool calls of an assistant message (or of the whole response: its `content`): its

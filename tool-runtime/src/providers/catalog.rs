@@ -65,6 +65,27 @@ impl Lowerings {
         }
     }
 
+    /// The lowering of the tool at `position` in the registry (`spec`) for `target`.
+    pub(crate) fn tool(
+        &self,
+        position: usize,
+        spec: &ToolSpec,
+        target: Target,
+    ) -> Result<Arc<LoweredTool>, LoweringError> {
+        let slot = Target::ALL
+            .iter()
+            .position(|each| *each == target)
+            .unwrap_or_default();
+        match self.per_tool.get(position) {
+            Some(cached) => cached[slot]
+                .get_or_init(|| lower(spec, target).map(Arc::new))
+                .clone(),
+            // A tool the cache has no room for (none: it is sized to the registry) is
+            // lowered each time rather than refused.
+            None => lower(spec, target).map(Arc::new),
+        }
+    }
+
     /// The catalog of `specs` (each with its registry position, in registry order) for
     /// `target`; the first tool that cannot be lowered is the error.
     pub(crate) fn catalog<'a>(
@@ -72,19 +93,8 @@ impl Lowerings {
         specs: impl Iterator<Item = (usize, &'a ToolSpec)>,
         target: Target,
     ) -> Result<LoweredCatalog, LoweringError> {
-        let slot = Target::ALL
-            .iter()
-            .position(|each| *each == target)
-            .unwrap_or_default();
         let tools = specs
-            .map(|(position, spec)| match self.per_tool.get(position) {
-                Some(cached) => cached[slot]
-                    .get_or_init(|| lower(spec, target).map(Arc::new))
-                    .clone(),
-                // A tool the cache has no room for (none: it is sized to the registry) is
-                // lowered each time rather than refused.
-                None => lower(spec, target).map(Arc::new),
-            })
+            .map(|(position, spec)| self.tool(position, spec, target))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(LoweredCatalog { target, tools })
     }

@@ -11,11 +11,15 @@
 //! Gemini's `parameters`) is a [`LoweringError`] naming the tool, the keyword, the target and
 //! what to change.
 
+#[cfg(feature = "anthropic")]
 pub mod anthropic;
 mod catalog;
+#[cfg(feature = "gemini")]
 pub mod gemini;
 mod lower;
+#[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "openai")]
 pub mod openai;
 #[cfg(feature = "tokens")]
 pub mod tokens;
@@ -26,9 +30,7 @@ pub use lower::lower;
 
 use std::fmt;
 
-use serde_json::{Map, Value};
-
-use crate::{Arguments, ToolCall};
+use serde_json::Value;
 
 /// The format a catalog is lowered for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -183,85 +185,24 @@ pub struct ProviderError {
 }
 
 impl ProviderError {
+    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
     fn shape(what: impl Into<String>) -> Self {
         Self { what: what.into() }
     }
 }
 
 /// What the id of a call the provider gave none starts with.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 const SYNTHESIZED_ID: &str = "synthesized_call_";
 
 /// A stable id for the call at `index` of an answer that gave it none.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 fn synthesized_id(index: usize) -> String {
     format!("{SYNTHESIZED_ID}{index}")
 }
 
 /// The parameters of a tool that takes none, for the targets that want the field.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp"))]
 fn no_parameters() -> Value {
     serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
-}
-
-/// `calls` with each `null` the model sent for a parameter its lowering made nullable removed
-/// (the parameter left out: its default, or `None`). Arguments that are not JSON are left as
-/// they are, for the runtime to answer `invalid_arguments`.
-fn calls_with_nulls_mapped(calls: Vec<ToolCall>, catalog: &LoweredCatalog) -> Vec<ToolCall> {
-    calls
-        .into_iter()
-        .map(|mut call| {
-            let Some(tool) = catalog.get(&call.name) else {
-                return call;
-            };
-            if tool.nullable_optional.is_empty() {
-                return call;
-            }
-            let mut value = match &call.arguments {
-                Arguments::Json(text) => match serde_json::from_str::<Value>(text) {
-                    Ok(value) => value,
-                    Err(_) => return call,
-                },
-                Arguments::Value(value) => value.clone(),
-            };
-            let mut removed = false;
-            for path in &tool.nullable_optional {
-                removed |= remove_null_at(&mut value, path);
-            }
-            if removed {
-                call.arguments = Arguments::Value(value);
-            }
-            call
-        })
-        .collect()
-}
-
-/// Removes the `null` at `path` (property names; `[]` for every item of an array), wherever
-/// it is; whether there was one.
-fn remove_null_at(value: &mut Value, path: &[String]) -> bool {
-    let Some((first, rest)) = path.split_first() else {
-        return false;
-    };
-    if first == "[]" {
-        return match value {
-            Value::Array(items) => items
-                .iter_mut()
-                .fold(false, |removed, item| remove_null_at(item, rest) | removed),
-            _ => false,
-        };
-    }
-    let Some(object) = value.as_object_mut() else {
-        return false;
-    };
-    if rest.is_empty() {
-        return remove_null(object, first);
-    }
-    object
-        .get_mut(first.as_str())
-        .is_some_and(|inner| remove_null_at(inner, rest))
-}
-
-fn remove_null(object: &mut Map<String, Value>, key: &str) -> bool {
-    if object.get(key).is_some_and(Value::is_null) {
-        object.shift_remove(key);
-        return true;
-    }
-    false
 }

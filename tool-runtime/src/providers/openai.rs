@@ -27,10 +27,10 @@
 //! # }).unwrap();
 //! ```
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::{LoweredCatalog, ProviderError, Target, calls_with_nulls_mapped};
-use crate::{ToolCall, TurnReport};
+use super::{LoweredCatalog, ProviderError, Target};
+use crate::{Arguments, ToolCall, TurnReport};
 
 /// The catalog as the `tools` of a Chat Completions request: `{"type": "function",
 /// "function": {name, description, parameters, strict}}` each, `strict` sent explicitly (true
@@ -167,11 +167,11 @@ pub fn responses_items(report: &TurnReport) -> Vec<Value> {
 
 /// The arguments as OpenAI sends them: a JSON string (an object, from an older server or a
 /// compatible one, is taken as it is).
-fn arguments_of(arguments: Option<&Value>) -> crate::Arguments {
+fn arguments_of(arguments: Option<&Value>) -> Arguments {
     match arguments {
-        Some(Value::String(text)) => crate::Arguments::Json(text.clone()),
-        Some(Value::Null) | None => crate::Arguments::Json(String::new()),
-        Some(value) => crate::Arguments::Value(value.clone()),
+        Some(Value::String(text)) => Arguments::Json(text.clone()),
+        Some(Value::Null) | None => Arguments::Json(String::new()),
+        Some(value) => Arguments::Value(value.clone()),
     }
 }
 
@@ -180,4 +180,69 @@ fn string_at<'v>(value: &'v Value, key: &str, index: usize) -> Result<&'v str, P
         .get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| ProviderError::shape(format!("tool call {index} has no string `{key}`")))
+}
+
+/// `calls` with each `null` the model sent for a parameter its lowering made nullable removed
+/// (the parameter left out: its default, or `None`). Arguments that are not JSON are left as
+/// they are, for the runtime to answer `invalid_arguments`.
+fn calls_with_nulls_mapped(calls: Vec<ToolCall>, catalog: &LoweredCatalog) -> Vec<ToolCall> {
+    calls
+        .into_iter()
+        .map(|mut call| {
+            let Some(tool) = catalog.get(&call.name) else {
+                return call;
+            };
+            if tool.nullable_optional.is_empty() {
+                return call;
+            }
+            let mut value = match &call.arguments {
+                Arguments::Json(text) => match serde_json::from_str::<Value>(text) {
+                    Ok(value) => value,
+                    Err(_) => return call,
+                },
+                Arguments::Value(value) => value.clone(),
+            };
+            let mut removed = false;
+            for path in &tool.nullable_optional {
+                removed |= remove_null_at(&mut value, path);
+            }
+            if removed {
+                call.arguments = Arguments::Value(value);
+            }
+            call
+        })
+        .collect()
+}
+
+/// Removes the `null` at `path` (property names; `[]` for every item of an array), wherever
+/// it is; whether there was one.
+fn remove_null_at(value: &mut Value, path: &[String]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    if first == "[]" {
+        return match value {
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |removed, item| remove_null_at(item, rest) | removed),
+            _ => false,
+        };
+    }
+    let Some(object) = value.as_object_mut() else {
+        return false;
+    };
+    if rest.is_empty() {
+        return remove_null(object, first);
+    }
+    object
+        .get_mut(first.as_str())
+        .is_some_and(|inner| remove_null_at(inner, rest))
+}
+
+fn remove_null(object: &mut Map<String, Value>, key: &str) -> bool {
+    if object.get(key).is_some_and(Value::is_null) {
+        object.shift_remove(key);
+        return true;
+    }
+    false
 }
