@@ -106,7 +106,8 @@ pub fn calls_from_message(message: &Value) -> Result<Vec<ToolCall>, ProviderErro
 }
 
 /// The report as the `user` message that answers the calls: one `tool_result` block per call,
-/// in call order, `is_error` set, an error's content its JSON (kind, message, hint).
+/// in call order, `is_error` set, an error's content `{"error": {"kind", "message", ...}}`
+/// (with a `hint` where the runtime has one).
 pub fn tool_results(report: &TurnReport) -> Value {
     let blocks: Vec<Value> = report
         .observations()

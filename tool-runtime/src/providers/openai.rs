@@ -134,8 +134,9 @@ pub fn calls_from_responses(
 }
 
 /// The report as Chat Completions `tool` messages, one per call in call order:
-/// `{"role": "tool", "tool_call_id", "content"}`; an error's content is its JSON (kind,
-/// message, hint), which the model reads to correct itself.
+/// `{"role": "tool", "tool_call_id", "content"}`; an error's content is
+/// `{"error": {"kind", "message", ...}}` (with a `hint` where the runtime has one), which the
+/// model reads to correct itself.
 pub fn chat_messages(report: &TurnReport) -> Vec<Value> {
     report
         .observations()
