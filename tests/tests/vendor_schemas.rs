@@ -114,7 +114,7 @@ fn the_providers_code_accepts_every_lowered_schema() {
     // are shown beside a failure, not checked here.
     let mut refused = Vec::new();
     for spec in &catalog {
-        for target in Target::ALL {
+        for &target in Target::ALL {
             let lowered = match lower(spec, target) {
                 Ok(lowered) => lowered,
                 Err(error) => {
@@ -194,7 +194,7 @@ fn the_providers_code_accepts_every_lowering_of_the_schema_zoo() {
             .and_then(|stem| stem.to_str())
             .unwrap_or("zoo")
             .to_owned();
-        for target in Target::ALL {
+        for &target in Target::ALL {
             // Gemini's tools without parameters have none (`null`).
             if let Some(schema) = case
                 .pointer(&format!("/{}/parameters", target.as_str()))

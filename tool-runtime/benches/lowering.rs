@@ -104,7 +104,7 @@ fn lowering(c: &mut Criterion) {
     let session = Session::new("bench");
     let mut group = c.benchmark_group("lowering_1000_tools");
     group.sample_size(20);
-    for target in Target::ALL {
+    for &target in Target::ALL {
         // The first call lowers and caches every tool; the timed ones read the cache.
         if let Err(error) = runtime.lowered_catalog(&session, target) {
             panic!("{target}: {error}");
@@ -120,7 +120,7 @@ fn lowering(c: &mut Criterion) {
     group.bench_function("baseline: schemars::schema_for! of the arguments", |b| {
         b.iter(|| black_box(serde_json::to_value(schemars::schema_for!(Arguments))));
     });
-    for target in Target::ALL {
+    for &target in Target::ALL {
         group.bench_function(format!("lower: {target}"), |b| {
             b.iter(|| black_box(providers::lower(black_box(&spec), target)));
         });

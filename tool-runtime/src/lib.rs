@@ -46,8 +46,8 @@
 //!   artifacts.
 //! - [`dynamic`]: tools built at run time from a JSON Schema and a closure.
 //! - [`providers`]: the catalog lowered for OpenAI, Anthropic, Gemini and MCP, the model's
-//!   calls parsed from each one's answer, and the report rendered back
-//!   ([`Runtime::lowered_catalog`]).
+//!   calls parsed from OpenAI's, Anthropic's and Gemini's answers, and the report rendered
+//!   back ([`Runtime::lowered_catalog`]).
 //! - [`core`]: the rest of `tool-core`'s vocabulary (the [`Tool`](core::Tool) trait, the
 //!   parts of a [`ToolSpec`]), for code that implements tools by hand.
 //!

@@ -189,7 +189,7 @@ fn print_tokens(
         "tokens (o200k_base) of the tools each request carries\n"
     )
     .map_err(write_error)?;
-    for target in Target::ALL {
+    for &target in Target::ALL {
         match runtime.lowered_catalog(session, target) {
             Ok(catalog) => {
                 let count = providers::tokens::count(&catalog);

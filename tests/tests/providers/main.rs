@@ -80,7 +80,7 @@ fn the_catalog_order_is_the_sorted_one_for_every_target() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
-    for target in Target::ALL {
+    for &target in Target::ALL {
         let catalog = runtime
             .lowered_catalog(&session, target)
             .unwrap_or_else(|error| panic!("{target}: {error}"));
@@ -108,7 +108,11 @@ async fn openai_chat_calls_run_and_answer_as_tool_messages_in_call_order() {
         arguments(&calls[1].arguments),
         json!({"subject": "Parcel late", "order_id": "A-1024"})
     );
-    assert_eq!(arguments(&calls[0].arguments).get("include_items"), None);
+    // `include_items` took `null` already (`Option<bool>`): its `null` stays, the same as absent.
+    assert_eq!(
+        arguments(&calls[0].arguments).get("include_items"),
+        Some(&Value::Null)
+    );
     // Malformed arguments reach the runtime as they were sent.
     assert_eq!(
         calls[2].arguments,
@@ -150,7 +154,11 @@ async fn openai_responses_calls_run_and_answer_as_function_call_outputs() {
     let calls = openai::calls_from_responses(&fixture("openai_responses.json"), &catalog)
         .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(calls.len(), 2);
-    assert_eq!(arguments(&calls[0].arguments), json!({"customer": "ada"}));
+    // `limit` (a default, not nullable) is left out; the `Option`s keep their `null`s.
+    assert_eq!(
+        arguments(&calls[0].arguments),
+        json!({"customer": "ada", "status": null, "cursor": null})
+    );
     let report = runtime.execute(&session, &calls).await;
     let items = openai::responses_items(&report);
     assert_eq!(items[0]["type"], "function_call_output");
@@ -193,10 +201,15 @@ async fn gemini_function_calls_get_stable_ids_and_answer_as_function_responses()
     let session = Session::new("gemini");
     let response = fixture("gemini_response.json");
     let calls = gemini::calls_from_response(&response).unwrap_or_else(|error| panic!("{error}"));
-    let again = gemini::calls_from_response(&response).unwrap_or_else(|error| panic!("{error}"));
-    assert_eq!(calls, again);
-    assert_eq!(calls.len(), 2);
-    assert_ne!(calls[0].id, calls[1].id);
+    let ids: Vec<&str> = calls.iter().map(|call| &*call.id).collect();
+    // Made from the response's id and each call's position.
+    assert_eq!(
+        ids,
+        [
+            "synthesized_call_resp-7f3a_0",
+            "synthesized_call_resp-7f3a_1"
+        ]
+    );
     let report = runtime.execute(&session, &calls).await;
     let content = gemini::function_responses(&report);
     let parts = content["parts"].as_array().cloned().unwrap_or_default();
@@ -271,4 +284,109 @@ fn anthropic_strictness_is_chosen_per_tool() {
     assert_eq!(plain.len(), tools.len());
     assert!(plain.iter().all(|tool| tool.get("strict").is_none()));
     assert!(runtime.lowered_tool("no_such_tool", Target::Mcp).is_none());
+}
+
+#[test]
+fn a_strict_null_is_left_out_only_where_the_lowering_made_the_parameter_nullable() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer", "default": 10},
+            "cap": {"type": ["integer", "null"], "default": 500},
+            "note": {"type": ["string", "null"]}
+        },
+        "additionalProperties": false
+    });
+    let tool = tool_runtime::dynamic::DynamicTool::builder("probe", "A probe.", schema)
+        .read_only()
+        .handler(|arguments, _| async move { Ok(arguments) })
+        .build();
+    let runtime = Runtime::builder(())
+        .inventory(false)
+        .dynamic_tool(tool)
+        .and_then(|builder| builder.build())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let catalog = runtime
+        .lowered_catalog(&Session::new("nulls"), Target::OpenAiStrict)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let message = json!({"tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "probe", "arguments": "{\"limit\":null,\"cap\":null,\"note\":null}"}}]});
+    let calls =
+        openai::calls_from_chat(&message, &catalog).unwrap_or_else(|error| panic!("{error}"));
+    // `limit` was made nullable: its `null` is the default. `cap` took `null` already: `None`,
+    // where absent would be 500. `note`'s `null` and absence mean the same.
+    assert_eq!(
+        arguments(&calls[0].arguments),
+        json!({"cap": null, "note": null})
+    );
+}
+
+#[test]
+fn gemini_ids_it_gave_are_kept_and_answers_without_calls_are_none() {
+    let given = json!({"candidates": [{"content": {"parts": [
+        {"functionCall": {"id": "fc-9", "name": "get_order_status", "args": {"order_id": "A-1024"}}}
+    ]}}]});
+    let calls = gemini::calls_from_response(&given).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(&*calls[0].id, "fc-9");
+    for empty in [
+        json!({"candidates": [{"content": {"role": "model"}, "finishReason": "SAFETY"}]}),
+        json!({"promptFeedback": {"blockReason": "SAFETY"}}),
+        json!({"candidates": []}),
+    ] {
+        let calls = gemini::calls_from_response(&empty).map(|calls| calls.len());
+        assert_eq!(calls.ok(), Some(0), "{empty}");
+    }
+}
+
+#[test]
+fn a_call_without_the_id_its_provider_always_gives_is_an_error() {
+    let runtime = runtime();
+    let catalog = runtime
+        .lowered_catalog(&Session::new("ids"), Target::OpenAiStrict)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let chat = json!({"tool_calls": [{"type": "function",
+        "function": {"name": "get_order_status", "arguments": "{}"}}]});
+    assert!(openai::calls_from_chat(&chat, &catalog).is_err());
+    let responses = json!({"output": [{"type": "function_call", "name": "x", "arguments": "{}"}]});
+    assert!(openai::calls_from_responses(&responses, &catalog).is_err());
+    let message = json!({"content": [{"type": "tool_use", "name": "x", "input": {}}]});
+    assert!(anthropic::calls_from_message(&message).is_err());
+}
+
+#[test]
+fn each_tool_is_lowered_once_per_target_and_a_scoped_session_sees_its_own() {
+    let runtime = runtime();
+    let session = Session::new("cache");
+    let first = runtime
+        .lowered_catalog(&session, Target::OpenAiStrict)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let again = runtime
+        .lowered_catalog(&session, Target::OpenAiStrict)
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        first
+            .tools()
+            .zip(again.tools())
+            .all(|(a, b)| std::ptr::eq(a, b))
+    );
+    let scoped = Session::new("scoped").with_scope(tool_runtime::Scope::of(tool_runtime::tools![
+        examples::support::get_order_status,
+        examples::support::search_orders
+    ]));
+    let narrow = runtime
+        .lowered_catalog(&scoped, Target::OpenAiStrict)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let names: Vec<&str> = narrow.tools().map(|tool| tool.name.as_str()).collect();
+    // The scope's tools, and the built-in `read_artifact` every session has.
+    assert_eq!(
+        names,
+        ["get_order_status", "read_artifact", "search_orders"]
+    );
+    // The same lowering, shared with the whole catalog's.
+    let whole = first.get("search_orders");
+    assert!(whole.is_some_and(|whole| {
+        narrow
+            .get("search_orders")
+            .is_some_and(|narrow| std::ptr::eq(whole, narrow))
+    }));
 }

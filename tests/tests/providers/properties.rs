@@ -182,33 +182,73 @@ fn as_json_schema(schema: &Value) -> Value {
     }
 }
 
-/// `instance` with a `null` at every nullable-optional path the lowering lists whose parent
-/// object is there: what a model in strict mode must send.
-fn with_strict_nulls(instance: &Value, paths: &[Vec<String>]) -> Value {
-    fn fill(value: &mut Value, path: &[String]) {
-        let Some((first, rest)) = path.split_first() else {
-            return;
-        };
-        if first == "[]" {
-            if let Value::Array(items) = value {
-                items.iter_mut().for_each(|item| fill(item, rest));
-            }
-            return;
-        }
-        let Value::Object(object) = value else {
-            return;
-        };
-        if rest.is_empty() {
-            object.entry(first.clone()).or_insert(Value::Null);
-        } else if let Some(inner) = object.get_mut(first.as_str()) {
-            fill(inner, rest);
-        }
-    }
+/// `instance` as a model in strict mode must send it: a `null` for every property `schema`
+/// requires that is left out and may be `null` (every optional one, in OpenAI's strict form).
+fn strict_form(instance: &Value, schema: &Value) -> Value {
     let mut instance = instance.clone();
-    for path in paths {
-        fill(&mut instance, path);
-    }
+    fill_nulls(&mut instance, schema);
     instance
+}
+
+fn fill_nulls(value: &mut Value, schema: &Value) {
+    let accepts_null = |schema: &Value| {
+        schema["anyOf"].as_array().is_some_and(|alternatives| {
+            alternatives
+                .iter()
+                .any(|alternative| alternative["type"] == "null")
+        }) || schema["type"] == "null"
+            || schema["type"]
+                .as_array()
+                .is_some_and(|types| types.iter().any(|ty| ty == "null"))
+    };
+    match value {
+        Value::Object(object) => {
+            // The object alternative of a nullable object.
+            let schema = schema["anyOf"]
+                .as_array()
+                .and_then(|alternatives| {
+                    alternatives
+                        .iter()
+                        .find(|alternative| alternative["type"] == "object")
+                })
+                .unwrap_or(schema);
+            let Some(properties) = schema["properties"].as_object() else {
+                return;
+            };
+            for name in schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                if let Some(property) = properties.get(name)
+                    && !object.contains_key(name)
+                    && accepts_null(property)
+                {
+                    object.insert(name.to_owned(), Value::Null);
+                }
+            }
+            for (name, inner) in object.iter_mut() {
+                if let Some(property) = properties.get(name) {
+                    fill_nulls(inner, property);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let schema = schema["anyOf"]
+                .as_array()
+                .and_then(|alternatives| {
+                    alternatives
+                        .iter()
+                        .find(|alternative| alternative["type"] == "array")
+                })
+                .unwrap_or(schema);
+            for item in items {
+                fill_nulls(item, &schema["items"]);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The arguments the runtime validates for `sent`, as an OpenAI chat answer carries them.
@@ -242,7 +282,7 @@ proptest! {
         };
         let session = Session::new("p");
         let canonical = runtime.catalog(&session)[0].input_schema().clone();
-        for target in Target::ALL {
+        for &target in Target::ALL {
             let catalog = match runtime.lowered_catalog(&session, target) {
                 Ok(catalog) => catalog,
                 Err(error) => {
@@ -267,7 +307,11 @@ proptest! {
                 open_objects(&mut relaxed);
             }
             for instance in &instances {
-                let sent = with_strict_nulls(instance, &lowered.nullable_optional);
+                let sent = if target == Target::OpenAiStrict {
+                    strict_form(instance, &parameters)
+                } else {
+                    instance.clone()
+                };
                 let read = if target == Target::OpenAiStrict {
                     mapped_back(&sent, &catalog)
                 } else {

@@ -95,10 +95,10 @@ pub fn calls_from_message(message: &Value) -> Result<Vec<ToolCall>, ProviderErro
             let name = block.get("name").and_then(Value::as_str).ok_or_else(|| {
                 ProviderError::shape(format!("tool_use block {index} has no string `name`"))
             })?;
-            let id = block
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| super::synthesized_id(index), str::to_owned);
+            // Anthropic gives every block an id, and its `tool_result` must name it.
+            let id = block.get("id").and_then(Value::as_str).ok_or_else(|| {
+                ProviderError::shape(format!("tool_use block {index} has no string `id`"))
+            })?;
             let input = block.get("input").cloned().unwrap_or(Value::Null);
             Ok(ToolCall::new(id, name, input))
         })

@@ -56,16 +56,35 @@ pub fn tools(catalog: &LoweredCatalog) -> Vec<Value> {
 }
 
 /// The tool calls of a `generateContent` response (or of one `content`, or its `parts`): its
-/// `functionCall` parts, in order. Gemini may give no id: each is then given a stable one from
-/// its position (`synthesized_call_0`, ...), left out again when the result is rendered.
+/// `functionCall` parts, in order. Gemini may give no id: each is then given one from the
+/// response's `responseId` and its position (`synthesized_call_<responseId>_0`, ...: the same
+/// for the same answer), left out again when the result is rendered.
 pub fn calls_from_response(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
-    let parts = response
-        .pointer("/candidates/0/content/parts")
-        .or_else(|| response.pointer("/parts"))
-        .unwrap_or(response);
-    let Value::Array(parts) = parts else {
-        return Err(ProviderError::shape("no `parts` array in the response"));
+    let parts = match response.get("candidates") {
+        // A response: its first candidate's parts. A candidate stopped before it wrote any
+        // (`finishReason` SAFETY, MAX_TOKENS, ...) and a prompt refused outright (only
+        // `promptFeedback`) have no calls.
+        Some(Value::Array(candidates)) => match candidates.first() {
+            Some(candidate) => candidate.pointer("/content/parts").unwrap_or(&Value::Null),
+            None => return Ok(Vec::new()),
+        },
+        Some(_) => return Err(ProviderError::shape("`candidates` is not an array")),
+        None if response.get("promptFeedback").is_some() => return Ok(Vec::new()),
+        // One content, or its parts.
+        None => response.get("parts").unwrap_or(response),
     };
+    let parts = match parts {
+        Value::Array(parts) => parts,
+        Value::Null => return Ok(Vec::new()),
+        _ => return Err(ProviderError::shape("`parts` is not an array")),
+    };
+    // Ids Gemini did not give are made from the response's id, when it has one, and the
+    // call's position: the same answer gives the same ids, another answer others.
+    let prefix = response
+        .get("responseId")
+        .and_then(Value::as_str)
+        .map(|id| format!("{id}_"))
+        .unwrap_or_default();
     parts
         .iter()
         .filter_map(|part| part.get("functionCall"))
@@ -77,7 +96,7 @@ pub fn calls_from_response(response: &Value) -> Result<Vec<ToolCall>, ProviderEr
             let id = call
                 .get("id")
                 .and_then(Value::as_str)
-                .map_or_else(|| super::synthesized_id(index), str::to_owned);
+                .map_or_else(|| format!("{SYNTHESIZED_ID}{prefix}{index}"), str::to_owned);
             let args = call.get("args").cloned().unwrap_or(Value::Null);
             Ok(ToolCall::new(id, name, args))
         })

@@ -1,6 +1,7 @@
 //! Speaking each model provider's format: the session's catalog lowered for a target, the
 //! model's tool calls parsed into [`ToolCall`]s, and a [`TurnReport`](crate::TurnReport)
-//! rendered back in the provider's shape.
+//! rendered back in the provider's shape (OpenAI, Anthropic, Gemini; for MCP, the `tools/list`
+//! entries).
 //!
 //! Every tool has one canonical input schema (what `schemars` derives, what validation
 //! checks). A provider accepts a subset of JSON Schema, different for each: a *lowering* is
@@ -54,7 +55,7 @@ pub enum Target {
 
 impl Target {
     /// Every target, in a stable order.
-    pub const ALL: [Target; 6] = [
+    pub const ALL: &'static [Target] = &[
         Target::OpenAiStrict,
         Target::Anthropic,
         Target::AnthropicStrict,
@@ -98,9 +99,11 @@ pub struct LoweredTool {
     /// The keywords moved into the description, by JSON pointer into the canonical schema
     /// (`/properties/query/maxLength`): the runtime still validates them.
     pub moved: Vec<String>,
-    /// Properties this lowering made required and nullable (OpenAI strict): a `null` the
-    /// model sends for one of them means "left out" (the default, or `None`), and is removed
-    /// before validation. Each is a path of property names from the root.
+    /// Optional properties this lowering made required and nullable (OpenAI strict): a `null`
+    /// the model sends for one of them means "left out" (its default), and is removed before
+    /// validation. An optional property that took `null` already is not listed: its `null`
+    /// stays (`None`). Each is a path of property names from the root, `[]` standing for
+    /// every item of an array; paths stop where a type refers to itself.
     pub nullable_optional: Vec<Vec<String>>,
 }
 
@@ -191,15 +194,9 @@ impl ProviderError {
     }
 }
 
-/// What the id of a call the provider gave none starts with.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+/// What the id of a call Gemini gave none starts with.
+#[cfg(feature = "gemini")]
 const SYNTHESIZED_ID: &str = "synthesized_call_";
-
-/// A stable id for the call at `index` of an answer that gave it none.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-fn synthesized_id(index: usize) -> String {
-    format!("{SYNTHESIZED_ID}{index}")
-}
 
 /// The parameters of a tool that takes none, for the targets that want the field.
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp"))]

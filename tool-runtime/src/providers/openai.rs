@@ -94,10 +94,8 @@ pub fn calls_from_chat(
                 ProviderError::shape(format!("tool call {index} has no `function`"))
             })?;
             let name = string_at(function, "name", index)?;
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| super::synthesized_id(index), str::to_owned);
+            // OpenAI gives every call an id, and its answer must name it.
+            let id = string_at(call, "id", index)?;
             Ok(ToolCall::new(
                 id,
                 name,
@@ -123,10 +121,7 @@ pub fn calls_from_responses(
         .enumerate()
         .map(|(index, item)| {
             let name = string_at(item, "name", index)?;
-            let id = item
-                .get("call_id")
-                .and_then(Value::as_str)
-                .map_or_else(|| super::synthesized_id(index), str::to_owned);
+            let id = string_at(item, "call_id", index)?;
             Ok(ToolCall::new(id, name, arguments_of(item.get("arguments"))))
         })
         .collect::<Result<Vec<_>, ProviderError>>()?;

@@ -18,7 +18,7 @@ pub struct TokenCount {
     pub target: Target,
     /// Every tool's tokens, in the catalog's order.
     pub per_tool: Vec<(String, usize)>,
-    /// Their sum: what the tool list adds to each request.
+    /// Their sum: an estimate of what the tool list adds to each request.
     pub total: usize,
 }
 

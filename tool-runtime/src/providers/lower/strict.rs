@@ -108,8 +108,9 @@ fn require_all(object: &mut Map<String, Value>) {
     if let Some(Value::Object(properties)) = object.get_mut("properties") {
         for (name, schema) in properties.iter_mut() {
             names.push(Value::String(name.clone()));
-            if !required.contains(name) {
-                make_nullable(schema);
+            // Only a property this made nullable reads a `null` as left out: one that
+            // took `null` already keeps it (`None`, where absent is its default).
+            if !required.contains(name) && make_nullable(schema) {
                 made.push(Value::String(name.clone()));
             }
         }
@@ -120,13 +121,13 @@ fn require_all(object: &mut Map<String, Value>) {
     }
 }
 
-/// Makes `schema` accept `null` too, in the internal form.
-pub(super) fn make_nullable(schema: &mut Value) {
+/// Makes `schema` accept `null` too, in the internal form; whether it did not already.
+pub(super) fn make_nullable(schema: &mut Value) -> bool {
     let Value::Object(object) = schema else {
-        return;
+        return false;
     };
     if is_nullable(object) || is_null_schema(object) || types(object).iter().any(|t| t == "null") {
-        return;
+        return false;
     }
     let union_only = |keyword: &str, object: &Map<String, Value>| {
         object.get(keyword).is_some_and(Value::is_array)
@@ -142,7 +143,7 @@ pub(super) fn make_nullable(schema: &mut Value) {
         if let Some(Value::Array(alternatives)) = object.get_mut("anyOf") {
             alternatives.push(null);
         }
-        return;
+        return true;
     }
     let entries = std::mem::take(object);
     let mut inner = Map::new();
@@ -161,6 +162,7 @@ pub(super) fn make_nullable(schema: &mut Value) {
         "anyOf".to_owned(),
         Value::Array(vec![Value::Object(inner), null]),
     );
+    true
 }
 
 /// A tuple (`prefixItems`) as an array of any of its item types, `minItems`/`maxItems` as
