@@ -634,6 +634,10 @@ fn both_of(left: Value, right: Value) -> Value {
     Value::Object(object)
 }
 
+/// How many references one schema may have inlined: definitions that each name another twice
+/// double with every level, and a schema built at run time may be anyone's.
+const MAX_INLINED: usize = 10_000;
+
 /// Replaces every `$ref` by the definition it names, and drops the definitions. A reference
 /// back into a definition being inlined (a recursive type) is an error `recursion` words.
 pub(super) fn inline_all(
@@ -643,7 +647,8 @@ pub(super) fn inline_all(
 ) -> Result<(), Failure> {
     let source = schema.clone();
     let mut stack = vec!["#".to_owned()];
-    inline(ctx, &source, schema, &mut stack, recursion)?;
+    let mut budget = MAX_INLINED;
+    inline(ctx, &source, schema, &mut stack, recursion, &mut budget)?;
     if let Value::Object(root) = schema {
         root.shift_remove("$defs");
         root.shift_remove("definitions");
@@ -657,6 +662,7 @@ fn inline(
     schema: &mut Value,
     stack: &mut Vec<String>,
     recursion: (&str, &str),
+    budget: &mut usize,
 ) -> Result<(), Failure> {
     let Value::Object(object) = schema else {
         return Ok(());
@@ -665,6 +671,15 @@ fn inline(
         if stack.contains(&target) {
             return Err(ctx.error("$ref", origin(object, "$ref"), recursion.0, recursion.1));
         }
+        let Some(left) = budget.checked_sub(1) else {
+            return Err(ctx.error(
+                "$ref",
+                origin(object, "$ref"),
+                format!("makes more than {MAX_INLINED} copies of definitions once inlined"),
+                "let fewer definitions name the same ones, or lower for a target that keeps `$ref`",
+            ));
+        };
+        *budget = left;
         let Some(Value::Object(mut definition)) = resolve(source, &target) else {
             return Err(ctx.error(
                 "$ref",
@@ -680,7 +695,7 @@ fn inline(
         }
         let mut definition = Value::Object(definition);
         stack.push(target);
-        let inlined = inline(ctx, source, &mut definition, stack, recursion);
+        let inlined = inline(ctx, source, &mut definition, stack, recursion, budget);
         stack.pop();
         inlined?;
         *schema = definition;
@@ -688,7 +703,7 @@ fn inline(
     }
     for (slot, child) in children_mut(object) {
         if !matches!(slot, Slot::Definition(..)) {
-            inline(ctx, source, child, stack, recursion)?;
+            inline(ctx, source, child, stack, recursion, budget)?;
         }
     }
     Ok(())

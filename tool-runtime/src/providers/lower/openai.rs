@@ -106,6 +106,7 @@ pub(super) fn lower(mut schema: Value, ctx: &mut Ctx<'_>) -> Result<Value, Failu
         &mut Vec::new(),
         &mut vec!["#".to_owned()],
         &mut paths,
+        &mut MAX_VISITS.clone(),
     );
     ctx.nullable_optional = paths;
     Ok(schema)
@@ -167,7 +168,12 @@ fn limits(ctx: &Ctx<'_>, schema: &Value) -> Result<(), Failure> {
             "take a free string and check it in the tool",
         ));
     }
-    let depth = depth(schema, schema, &mut vec!["#".to_owned()]);
+    let depth = depth(
+        schema,
+        schema,
+        &mut vec!["#".to_owned()],
+        &mut std::collections::HashMap::new(),
+    );
     if depth > MAX_DEPTH {
         return Err(ctx.error(
             "properties",
@@ -195,8 +201,14 @@ fn count(schema: &Value, properties: &mut usize, enum_values: &mut usize) {
 }
 
 /// How many object schemas nest inside each other, through references (a recursive
-/// reference counted once).
-fn depth(root: &Value, schema: &Value, stack: &mut Vec<String>) -> usize {
+/// reference counted once). Each definition's depth is found once: definitions that each name
+/// another twice would otherwise be walked once per path, twice as many at every level.
+fn depth(
+    root: &Value,
+    schema: &Value,
+    stack: &mut Vec<String>,
+    known: &mut std::collections::HashMap<String, usize>,
+) -> usize {
     let Value::Object(object) = schema else {
         return 0;
     };
@@ -204,38 +216,52 @@ fn depth(root: &Value, schema: &Value, stack: &mut Vec<String>) -> usize {
     let mut deepest = 0;
     if let Some(target) = reference(object)
         && !stack.iter().any(|on| on == target)
-        && let Some(definition) = resolve(root, target)
     {
-        stack.push(target.to_owned());
-        deepest = depth(root, &definition, stack);
-        stack.pop();
+        if let Some(&found) = known.get(target) {
+            deepest = found;
+        } else if let Some(definition) = resolve(root, target) {
+            stack.push(target.to_owned());
+            deepest = depth(root, &definition, stack, known);
+            stack.pop();
+            known.insert(target.to_owned(), deepest);
+        }
     }
     for (slot, child) in children(object) {
         if !matches!(slot, Slot::Definition(..)) {
-            deepest = deepest.max(depth(root, child, stack));
+            deepest = deepest.max(depth(root, child, stack, known));
         }
     }
     own + deepest
 }
 
+/// How many schemas the search for those paths visits: definitions that each name another
+/// twice give paths that double with every level.
+const MAX_VISITS: usize = 10_000;
+
 /// The paths (property names from the root, `[]` for an array's items) of the properties
-/// made required and nullable. A recursive reference is followed once.
+/// made required and nullable. A recursive reference is followed once; past
+/// [`MAX_VISITS`] schemas, no more paths are looked for.
 fn made_required(
     root: &Value,
     schema: &Value,
     path: &mut Vec<String>,
     stack: &mut Vec<String>,
     out: &mut Vec<Vec<String>>,
+    visits: &mut usize,
 ) {
     let Value::Object(object) = schema else {
         return;
     };
+    let Some(left) = visits.checked_sub(1) else {
+        return;
+    };
+    *visits = left;
     if let Some(target) = reference(object)
         && !stack.iter().any(|on| on == target)
         && let Some(definition) = resolve(root, target)
     {
         stack.push(target.to_owned());
-        made_required(root, &definition, path, stack, out);
+        made_required(root, &definition, path, stack, out, visits);
         stack.pop();
     }
     if let Some(Value::Array(names)) = object.get(MADE_REQUIRED) {
@@ -257,10 +283,10 @@ fn made_required(
         match segment {
             Some(segment) => {
                 path.push(segment);
-                made_required(root, child, path, stack, out);
+                made_required(root, child, path, stack, out, visits);
                 path.pop();
             }
-            None => made_required(root, child, path, stack, out),
+            None => made_required(root, child, path, stack, out, visits),
         }
     }
 }

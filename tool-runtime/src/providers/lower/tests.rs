@@ -1021,3 +1021,35 @@ fn equal_bounds_are_said_once() {
          duplicate items."
     );
 }
+
+#[test]
+fn definitions_that_double_at_every_level_are_refused_not_inlined_forever() {
+    // L0 names L1 twice, L1 names L2 twice, ...: 2^30 copies once inlined.
+    let mut defs = serde_json::Map::new();
+    for level in 0..30 {
+        let next = format!("#/$defs/L{}", level + 1);
+        defs.insert(
+            format!("L{level}"),
+            json!({"type": "object", "properties": {
+                "a": {"$ref": next}, "b": {"$ref": next}
+            }}),
+        );
+    }
+    defs.insert("L30".to_owned(), json!({"type": "string"}));
+    let schema = json!({
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/L0"}},
+        "$defs": defs,
+    });
+    let error = failure(schema.clone(), Target::GeminiParameters);
+    assert_eq!(error.keyword(), "$ref");
+    assert!(error.problem().contains("copies of definitions"), "{error}");
+    // The targets that keep `$ref` lower it as it is.
+    for target in [Target::Anthropic, Target::Gemini, Target::Mcp] {
+        assert!(lower(&spec(schema.clone()), target).is_ok(), "{target}");
+    }
+    // The strict targets keep definitions as definitions: they end, whatever they answer.
+    for target in [Target::OpenAiStrict, Target::AnthropicStrict] {
+        let _ = lower(&spec(schema.clone()), target);
+    }
+}
