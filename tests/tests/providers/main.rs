@@ -390,3 +390,83 @@ fn each_tool_is_lowered_once_per_target_and_a_scoped_session_sees_its_own() {
             .is_some_and(|narrow| std::ptr::eq(whole, narrow))
     }));
 }
+
+/// A runtime of one dynamic tool with `schema`, and its OpenAI strict catalog.
+fn probe(schema: Value) -> (Runtime<()>, tool_runtime::providers::LoweredCatalog) {
+    let tool = tool_runtime::dynamic::DynamicTool::builder("probe", "A probe.", schema)
+        .read_only()
+        .handler(|arguments, _| async move { Ok(arguments) })
+        .build();
+    let runtime = Runtime::builder(())
+        .inventory(false)
+        .dynamic_tool(tool)
+        .and_then(|builder| builder.build())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let catalog = runtime
+        .lowered_catalog(&Session::new("probe"), Target::OpenAiStrict)
+        .unwrap_or_else(|error| panic!("{error}"));
+    (runtime, catalog)
+}
+
+fn mapped(catalog: &tool_runtime::providers::LoweredCatalog, arguments: Value) -> Value {
+    let message = json!({"tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "probe", "arguments": arguments.to_string()}}]});
+    let calls =
+        openai::calls_from_chat(&message, catalog).unwrap_or_else(|error| panic!("{error}"));
+    crate::arguments(&calls[0].arguments)
+}
+
+#[tokio::test]
+async fn strict_nulls_are_read_as_left_out_inside_recursive_types_and_the_union_variant_named() {
+    let (runtime, catalog) = probe(json!({
+        "type": "object",
+        "properties": {
+            "root": {"$ref": "#/$defs/Node"},
+            "shape": {"oneOf": [
+                {"type": "object", "properties": {
+                    "kind": {"type": "string", "const": "a"},
+                    "note": {"type": "string", "default": "none"}
+                }, "required": ["kind"], "additionalProperties": false},
+                {"type": "object", "properties": {
+                    "kind": {"type": "string", "const": "b"},
+                    "note": {"type": ["string", "null"]}
+                }, "required": ["kind", "note"], "additionalProperties": false}
+            ]}
+        },
+        "required": ["root", "shape"],
+        "additionalProperties": false,
+        "$defs": {"Node": {
+            "type": "object",
+            "properties": {
+                "depth": {"type": "integer", "default": 1},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}, "default": []}
+            },
+            "additionalProperties": false
+        }}
+    }));
+    let sent = json!({
+        "root": {"depth": null, "children": [{"depth": null, "children": [{"depth": 3, "children": null}]}]},
+        "shape": {"kind": "a", "note": null}
+    });
+    assert_eq!(
+        mapped(&catalog, sent),
+        json!({"root": {"children": [{"children": [{"depth": 3}]}]}, "shape": {"kind": "a"}})
+    );
+    // Variant `b` takes `null` for `note`, and requires it: the `null` stays.
+    let variant_b = mapped(
+        &catalog,
+        json!({"root": {"depth": 2, "children": []}, "shape": {"kind": "b", "note": null}}),
+    );
+    assert_eq!(variant_b["shape"], json!({"kind": "b", "note": null}));
+    let message = json!({"tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "probe", "arguments": json!({"root": {"depth": null, "children": [{"depth": null, "children": null}]},
+            "shape": {"kind": "b", "note": null}}).to_string()}}]});
+    let calls =
+        openai::calls_from_chat(&message, &catalog).unwrap_or_else(|error| panic!("{error}"));
+    let report = runtime.execute(&Session::new("probe"), &calls).await;
+    assert!(
+        report.observations()[0].is_success(),
+        "{:?}",
+        report.observations()[0]
+    );
+}

@@ -1,5 +1,5 @@
 //! Speaking each model provider's format: the session's catalog lowered for a target, the
-//! model's tool calls parsed into [`ToolCall`]s, and a [`TurnReport`](crate::TurnReport)
+//! model's tool calls parsed into [`ToolCall`](crate::ToolCall)s, and a [`TurnReport`](crate::TurnReport)
 //! rendered back in the provider's shape (OpenAI, Anthropic, Gemini; for MCP, the `tools/list`
 //! entries).
 //!
@@ -100,11 +100,17 @@ pub struct LoweredTool {
     /// (`/properties/query/maxLength`): the runtime still validates them.
     pub moved: Vec<String>,
     /// Optional properties this lowering made required and nullable (OpenAI strict): a `null`
-    /// the model sends for one of them means "left out" (its default), and is removed before
-    /// validation. An optional property that took `null` already is not listed: its `null`
-    /// stays (`None`). Each is a path of property names from the root, `[]` standing for
-    /// every item of an array; paths stop where a type refers to itself.
+    /// the model sends for one of them means "left out" (its default), and
+    /// `openai::calls_from_chat` removes it before
+    /// validation, reading the arguments with the canonical schema (so inside recursive types
+    /// and the union variant the value names too). An optional property that took `null`
+    /// already is not listed: its `null` stays (`None`). Each is a path of property names
+    /// from the root, `[]` standing for every item of an array; the list stops where a type
+    /// refers to itself.
     pub nullable_optional: Vec<Vec<String>>,
+    /// The canonical input schema, which says where a strict `null` stands for a parameter
+    /// left out (OpenAI strict only).
+    pub(crate) canonical: Option<std::sync::Arc<Value>>,
 }
 
 /// Why a tool's schema cannot be lowered for a target: the tool, the keyword at fault and

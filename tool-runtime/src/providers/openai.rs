@@ -179,18 +179,21 @@ fn string_at<'v>(value: &'v Value, key: &str, index: usize) -> Result<&'v str, P
 }
 
 /// `calls` with each `null` the model sent for a parameter its lowering made nullable removed
-/// (the parameter left out: its default, or `None`). Arguments that are not JSON are left as
-/// they are, for the runtime to answer `invalid_arguments`.
+/// (the parameter left out: its default). A `null` stands for "left out" where the canonical
+/// schema makes the property optional and does not take `null` itself; the arguments are read
+/// alongside that schema, so nested objects, lists, recursive types and the variant of a
+/// union the value names are all covered. Arguments that are not JSON are left as they are,
+/// for the runtime to answer `invalid_arguments`.
 fn calls_with_nulls_mapped(calls: Vec<ToolCall>, catalog: &LoweredCatalog) -> Vec<ToolCall> {
     calls
         .into_iter()
         .map(|mut call| {
-            let Some(tool) = catalog.get(&call.name) else {
+            let Some(canonical) = catalog
+                .get(&call.name)
+                .and_then(|tool| tool.canonical.clone())
+            else {
                 return call;
             };
-            if tool.nullable_optional.is_empty() {
-                return call;
-            }
             let mut value = match &call.arguments {
                 Arguments::Json(text) => match serde_json::from_str::<Value>(text) {
                     Ok(value) => value,
@@ -198,11 +201,7 @@ fn calls_with_nulls_mapped(calls: Vec<ToolCall>, catalog: &LoweredCatalog) -> Ve
                 },
                 Arguments::Value(value) => value.clone(),
             };
-            let mut removed = false;
-            for path in &tool.nullable_optional {
-                removed |= remove_null_at(&mut value, path);
-            }
-            if removed {
+            if remove_strict_nulls(&mut value, &canonical, &canonical, 0) {
                 call.arguments = Arguments::Value(value);
             }
             call
@@ -210,35 +209,212 @@ fn calls_with_nulls_mapped(calls: Vec<ToolCall>, catalog: &LoweredCatalog) -> Ve
         .collect()
 }
 
-/// Removes the `null` at `path` (property names; `[]` for every item of an array), wherever
-/// it is; whether there was one.
-fn remove_null_at(value: &mut Value, path: &[String]) -> bool {
-    let Some((first, rest)) = path.split_first() else {
+/// How deep the arguments are read for strict nulls (the runtime refuses deeper ones anyway).
+const MAX_NULL_DEPTH: usize = 128;
+
+/// Removes the strict `null`s of `value`, read with `schema` (of `root`); whether it removed
+/// any.
+fn remove_strict_nulls(value: &mut Value, schema: &Value, root: &Value, depth: usize) -> bool {
+    if depth > MAX_NULL_DEPTH {
         return false;
-    };
-    if first == "[]" {
-        return match value {
-            Value::Array(items) => items
-                .iter_mut()
-                .fold(false, |removed, item| remove_null_at(item, rest) | removed),
-            _ => false,
-        };
     }
-    let Some(object) = value.as_object_mut() else {
-        return false;
-    };
-    if rest.is_empty() {
-        return remove_null(object, first);
+    let schema = resolved(root, schema);
+    match value {
+        Value::Object(object) => {
+            let shapes = object_shapes(root, schema, object, 0);
+            if shapes.is_empty() {
+                return false;
+            }
+            let left_out: Vec<String> = object
+                .iter()
+                .filter(|(key, entry)| {
+                    entry.is_null() && {
+                        let mut holders = shapes.iter().filter_map(|shape| {
+                            shape
+                                .properties
+                                .get(key.as_str())
+                                .map(|property| (shape, property))
+                        });
+                        let mut any = false;
+                        let all = holders.all(|(shape, property)| {
+                            any = true;
+                            !shape.required.contains(&key.as_str())
+                                && !accepts_null(root, property, 0)
+                        });
+                        any && all
+                    }
+                })
+                .map(|(key, _)| key.clone())
+                .collect();
+            let mut removed = !left_out.is_empty();
+            for key in &left_out {
+                object.shift_remove(key);
+            }
+            for (key, entry) in object.iter_mut() {
+                if let Some(property) = shapes
+                    .iter()
+                    .find_map(|shape| shape.properties.get(key.as_str()).copied())
+                {
+                    removed |= remove_strict_nulls(entry, property, root, depth + 1);
+                }
+            }
+            removed
+        }
+        Value::Array(items) => {
+            let Some(item_schema) = array_items(root, schema, 0) else {
+                return false;
+            };
+            items.iter_mut().fold(false, |removed, item| {
+                remove_strict_nulls(item, item_schema, root, depth + 1) | removed
+            })
+        }
+        _ => false,
     }
-    object
-        .get_mut(first.as_str())
-        .is_some_and(|inner| remove_null_at(inner, rest))
 }
 
-fn remove_null(object: &mut Map<String, Value>, key: &str) -> bool {
-    if object.get(key).is_some_and(Value::is_null) {
-        object.shift_remove(key);
+/// An object schema's properties and required names.
+struct Shape<'s> {
+    properties: std::collections::HashMap<&'s str, &'s Value>,
+    required: Vec<&'s str>,
+}
+
+/// The object shapes `schema` allows that fit `object`: itself, or the alternatives of a
+/// union whose `const` properties `object` matches (an `allOf` adds its parts' properties).
+fn object_shapes<'s>(
+    root: &'s Value,
+    schema: &'s Value,
+    object: &Map<String, Value>,
+    depth: usize,
+) -> Vec<Shape<'s>> {
+    if depth > 16 {
+        return Vec::new();
+    }
+    let schema = resolved(root, schema);
+    let mut shapes = Vec::new();
+    if schema.get("properties").is_some() || schema.get("allOf").is_some() {
+        let mut shape = Shape {
+            properties: std::collections::HashMap::new(),
+            required: Vec::new(),
+        };
+        add_properties(root, schema, &mut shape, 0);
+        let fits = shape.properties.iter().all(|(key, property)| {
+            let property = resolved(root, property);
+            match (property.get("const"), object.get(*key)) {
+                (Some(tag), Some(given)) => tag == given,
+                (Some(_), None) => !shape.required.contains(key),
+                _ => true,
+            }
+        });
+        if fits {
+            shapes.push(shape);
+        }
+    }
+    for keyword in ["anyOf", "oneOf"] {
+        for alternative in schema
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            shapes.extend(object_shapes(root, alternative, object, depth + 1));
+        }
+    }
+    shapes
+}
+
+/// Adds the properties and required names of `schema` and of its `allOf` parts to `shape`.
+fn add_properties<'s>(root: &'s Value, schema: &'s Value, shape: &mut Shape<'s>, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    let schema = resolved(root, schema);
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, property) in properties {
+            shape.properties.insert(name.as_str(), property);
+        }
+    }
+    for name in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(name) = name.as_str() {
+            shape.required.push(name);
+        }
+    }
+    for part in schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        add_properties(root, part, shape, depth + 1);
+    }
+}
+
+/// The items' schema of an array schema (or of the array alternative of a nullable one).
+fn array_items<'s>(root: &'s Value, schema: &'s Value, depth: usize) -> Option<&'s Value> {
+    if depth > 16 {
+        return None;
+    }
+    let schema = resolved(root, schema);
+    if let Some(items) = schema.get("items").filter(|items| items.is_object()) {
+        return Some(items);
+    }
+    ["anyOf", "oneOf"].iter().find_map(|keyword| {
+        schema
+            .get(*keyword)
+            .and_then(Value::as_array)?
+            .iter()
+            .find_map(|alternative| array_items(root, alternative, depth + 1))
+    })
+}
+
+/// Whether `schema` takes `null`.
+fn accepts_null(root: &Value, schema: &Value, depth: usize) -> bool {
+    if depth > 16 {
         return true;
     }
-    false
+    let schema = resolved(root, schema);
+    let Value::Object(object) = schema else {
+        // `true`: anything; `false`: nothing.
+        return schema.as_bool().unwrap_or(true);
+    };
+    let typed = match object.get("type") {
+        None => true,
+        Some(Value::String(ty)) => ty == "null",
+        Some(Value::Array(types)) => types.iter().any(|ty| ty == "null"),
+        Some(_) => false,
+    };
+    let listed = match (object.get("enum"), object.get("const")) {
+        (Some(Value::Array(values)), _) => values.iter().any(Value::is_null),
+        (_, Some(value)) => value.is_null(),
+        _ => true,
+    };
+    let unions = ["anyOf", "oneOf"]
+        .iter()
+        .filter_map(|keyword| object.get(*keyword).and_then(Value::as_array))
+        .all(|alternatives| {
+            alternatives
+                .iter()
+                .any(|alternative| accepts_null(root, alternative, depth + 1))
+        });
+    let parts = object
+        .get("allOf")
+        .and_then(Value::as_array)
+        .is_none_or(|parts| parts.iter().all(|part| accepts_null(root, part, depth + 1)));
+    typed && listed && unions && parts
+}
+
+/// `schema` with its local references followed.
+fn resolved<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+    let mut current = schema;
+    for _ in 0..8 {
+        match crate::arguments::ref_target(root, current) {
+            Some(target) => current = target,
+            None => break,
+        }
+    }
+    current
 }

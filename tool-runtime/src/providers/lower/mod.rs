@@ -86,6 +86,8 @@ fn lower_boxed(spec: &ToolSpec, target: Target) -> Result<LoweredTool, Failure> 
         parameters,
         moved: ctx.moved,
         nullable_optional: ctx.nullable_optional,
+        canonical: (target == Target::OpenAiStrict)
+            .then(|| std::sync::Arc::new(spec.input_schema().clone())),
     })
 }
 
