@@ -297,26 +297,11 @@ fn a_strict_null_is_left_out_only_where_the_lowering_made_the_parameter_nullable
         },
         "additionalProperties": false
     });
-    let tool = tool_runtime::dynamic::DynamicTool::builder("probe", "A probe.", schema)
-        .read_only()
-        .handler(|arguments, _| async move { Ok(arguments) })
-        .build();
-    let runtime = Runtime::builder(())
-        .inventory(false)
-        .dynamic_tool(tool)
-        .and_then(|builder| builder.build())
-        .unwrap_or_else(|error| panic!("{error}"));
-    let catalog = runtime
-        .lowered_catalog(&Session::new("nulls"), Target::OpenAiStrict)
-        .unwrap_or_else(|error| panic!("{error}"));
-    let message = json!({"tool_calls": [{"id": "c1", "type": "function", "function": {
-        "name": "probe", "arguments": "{\"limit\":null,\"cap\":null,\"note\":null}"}}]});
-    let calls =
-        openai::calls_from_chat(&message, &catalog).unwrap_or_else(|error| panic!("{error}"));
+    let (_runtime, catalog) = probe(schema);
     // `limit` was made nullable: its `null` is the default. `cap` took `null` already: `None`,
     // where absent would be 500. `note`'s `null` and absence mean the same.
     assert_eq!(
-        arguments(&calls[0].arguments),
+        mapped(&catalog, json!({"limit": null, "cap": null, "note": null})),
         json!({"cap": null, "note": null})
     );
 }

@@ -101,138 +101,84 @@ fn known(keyword: &str, among: &[&'static str]) -> Option<&'static str> {
     among.iter().copied().find(|known| *known == keyword)
 }
 
-/// The subschemas of `object`, each with its slot, in the object's key order.
-pub(super) fn children(object: &Map<String, Value>) -> Vec<(Slot, &Value)> {
-    let mut out = Vec::new();
-    for (keyword, value) in object {
-        if is_hidden(keyword) {
-            continue;
-        }
-        match (keyword.as_str(), value) {
-            ("properties", Value::Object(entries)) => out.extend(
-                entries
-                    .iter()
-                    .map(|(name, entry)| (Slot::Property(name.clone()), entry)),
-            ),
-            ("patternProperties", Value::Object(entries)) => out.extend(
-                entries
-                    .iter()
-                    .map(|(name, entry)| (Slot::PatternProperty(name.clone()), entry)),
-            ),
-            ("dependentSchemas", Value::Object(entries)) => out.extend(
-                entries
-                    .iter()
-                    .map(|(name, entry)| (Slot::Dependent(name.clone()), entry)),
-            ),
-            ("$defs" | "definitions", Value::Object(entries)) => {
-                let keyword = if keyword == "$defs" {
-                    "$defs"
-                } else {
-                    "definitions"
-                };
-                out.extend(
+/// The subschemas of an object, each with its slot, in the object's key order: one body for
+/// the shared and the mutable walk (`$iter` is `iter` or `iter_mut`).
+macro_rules! children_of {
+    ($object:expr, $iter:ident) => {{
+        let mut out = Vec::new();
+        for (keyword, value) in $object.$iter() {
+            if is_hidden(keyword) {
+                continue;
+            }
+            match (keyword.as_str(), value) {
+                ("properties", Value::Object(entries)) => out.extend(
                     entries
-                        .iter()
-                        .map(|(name, entry)| (Slot::Definition(keyword, name.clone()), entry)),
-                );
-            }
-            ("additionalProperties", value) => {
-                out.push((Slot::Rest("additionalProperties"), value));
-            }
-            ("unevaluatedProperties", value) => {
-                out.push((Slot::Rest("unevaluatedProperties"), value));
-            }
-            ("items", value) => out.push((Slot::Items, value)),
-            ("prefixItems", Value::Array(items)) => out.extend(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(index, item)| (Slot::PrefixItem(index), item)),
-            ),
-            (keyword @ ("anyOf" | "oneOf" | "allOf"), Value::Array(items)) => {
-                let keyword = known(keyword, &["anyOf", "oneOf", "allOf"]).unwrap_or("anyOf");
-                out.extend(
+                        .$iter()
+                        .map(|(name, entry)| (Slot::Property(name.clone()), entry)),
+                ),
+                ("patternProperties", Value::Object(entries)) => out.extend(
+                    entries
+                        .$iter()
+                        .map(|(name, entry)| (Slot::PatternProperty(name.clone()), entry)),
+                ),
+                ("dependentSchemas", Value::Object(entries)) => out.extend(
+                    entries
+                        .$iter()
+                        .map(|(name, entry)| (Slot::Dependent(name.clone()), entry)),
+                ),
+                ("$defs" | "definitions", Value::Object(entries)) => {
+                    let keyword = if keyword == "$defs" {
+                        "$defs"
+                    } else {
+                        "definitions"
+                    };
+                    out.extend(
+                        entries
+                            .$iter()
+                            .map(|(name, entry)| (Slot::Definition(keyword, name.clone()), entry)),
+                    );
+                }
+                ("additionalProperties", value) => {
+                    out.push((Slot::Rest("additionalProperties"), value));
+                }
+                ("unevaluatedProperties", value) => {
+                    out.push((Slot::Rest("unevaluatedProperties"), value));
+                }
+                ("items", value) => out.push((Slot::Items, value)),
+                ("prefixItems", Value::Array(items)) => out.extend(
                     items
-                        .iter()
+                        .$iter()
                         .enumerate()
-                        .map(|(index, item)| (Slot::Alternative(keyword, index), item)),
-                );
-            }
-            (keyword, value) => {
-                if let Some(keyword) = known(keyword, ONE_SCHEMA) {
-                    out.push((Slot::Keyword(keyword), value));
+                        .map(|(index, item)| (Slot::PrefixItem(index), item)),
+                ),
+                (keyword @ ("anyOf" | "oneOf" | "allOf"), Value::Array(items)) => {
+                    let keyword = known(keyword, &["anyOf", "oneOf", "allOf"]).unwrap_or("anyOf");
+                    out.extend(
+                        items
+                            .$iter()
+                            .enumerate()
+                            .map(|(index, item)| (Slot::Alternative(keyword, index), item)),
+                    );
+                }
+                (keyword, value) => {
+                    if let Some(keyword) = known(keyword, ONE_SCHEMA) {
+                        out.push((Slot::Keyword(keyword), value));
+                    }
                 }
             }
         }
-    }
-    out
+        out
+    }};
+}
+
+/// The subschemas of `object`, each with its slot, in the object's key order.
+pub(super) fn children(object: &Map<String, Value>) -> Vec<(Slot, &Value)> {
+    children_of!(object, iter)
 }
 
 /// [`children`], mutable.
 pub(super) fn children_mut(object: &mut Map<String, Value>) -> Vec<(Slot, &mut Value)> {
-    let mut out = Vec::new();
-    for (keyword, value) in object.iter_mut() {
-        if is_hidden(keyword) {
-            continue;
-        }
-        match (keyword.as_str(), value) {
-            ("properties", Value::Object(entries)) => out.extend(
-                entries
-                    .iter_mut()
-                    .map(|(name, entry)| (Slot::Property(name.clone()), entry)),
-            ),
-            ("patternProperties", Value::Object(entries)) => out.extend(
-                entries
-                    .iter_mut()
-                    .map(|(name, entry)| (Slot::PatternProperty(name.clone()), entry)),
-            ),
-            ("dependentSchemas", Value::Object(entries)) => out.extend(
-                entries
-                    .iter_mut()
-                    .map(|(name, entry)| (Slot::Dependent(name.clone()), entry)),
-            ),
-            ("$defs" | "definitions", Value::Object(entries)) => {
-                let keyword = if keyword == "$defs" {
-                    "$defs"
-                } else {
-                    "definitions"
-                };
-                out.extend(
-                    entries
-                        .iter_mut()
-                        .map(|(name, entry)| (Slot::Definition(keyword, name.clone()), entry)),
-                );
-            }
-            ("additionalProperties", value) => {
-                out.push((Slot::Rest("additionalProperties"), value));
-            }
-            ("unevaluatedProperties", value) => {
-                out.push((Slot::Rest("unevaluatedProperties"), value));
-            }
-            ("items", value) => out.push((Slot::Items, value)),
-            ("prefixItems", Value::Array(items)) => out.extend(
-                items
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(index, item)| (Slot::PrefixItem(index), item)),
-            ),
-            (keyword @ ("anyOf" | "oneOf" | "allOf"), Value::Array(items)) => {
-                let keyword = known(keyword, &["anyOf", "oneOf", "allOf"]).unwrap_or("anyOf");
-                out.extend(
-                    items
-                        .iter_mut()
-                        .enumerate()
-                        .map(|(index, item)| (Slot::Alternative(keyword, index), item)),
-                );
-            }
-            (keyword, value) => {
-                if let Some(keyword) = known(keyword, ONE_SCHEMA) {
-                    out.push((Slot::Keyword(keyword), value));
-                }
-            }
-        }
-    }
-    out
+    children_of!(object, iter_mut)
 }
 
 /// How a model reads a subschema's place: `filter.limit`, `tags[]`, `pair[0]`, `Side.label`
