@@ -517,7 +517,7 @@ fn default_of<'s>(root: &'s Value, field_schema: &'s Value) -> Option<&'s Value>
 
 /// A schema with its local references followed, whatever else is written beside them: what
 /// the canonical form reads (properties, required fields, defaults) is the definition's.
-fn follow<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+pub(crate) fn follow<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
     let mut current = schema;
     for _ in 0..8 {
         match ref_target(root, current) {

@@ -30,6 +30,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{LoweredCatalog, ProviderError, Target};
+use crate::arguments::follow;
 use crate::{Arguments, ToolCall, TurnReport};
 
 /// The catalog as the `tools` of a Chat Completions request: `{"type": "function",
@@ -218,7 +219,7 @@ fn remove_strict_nulls(value: &mut Value, schema: &Value, root: &Value, depth: u
     if depth > MAX_NULL_DEPTH {
         return false;
     }
-    let schema = resolved(root, schema);
+    let schema = follow(root, schema);
     match value {
         Value::Object(object) => {
             let shapes = object_shapes(root, schema, object, 0);
@@ -289,7 +290,7 @@ fn object_shapes<'s>(
     if depth > 16 {
         return Vec::new();
     }
-    let schema = resolved(root, schema);
+    let schema = follow(root, schema);
     let mut shapes = Vec::new();
     if schema.get("properties").is_some() || schema.get("allOf").is_some() {
         let mut shape = Shape {
@@ -298,7 +299,7 @@ fn object_shapes<'s>(
         };
         add_properties(root, schema, &mut shape, 0);
         let fits = shape.properties.iter().all(|(key, property)| {
-            let property = resolved(root, property);
+            let property = follow(root, property);
             match (property.get("const"), object.get(*key)) {
                 (Some(tag), Some(given)) => tag == given,
                 (Some(_), None) => !shape.required.contains(key),
@@ -327,7 +328,7 @@ fn add_properties<'s>(root: &'s Value, schema: &'s Value, shape: &mut Shape<'s>,
     if depth > 16 {
         return;
     }
-    let schema = resolved(root, schema);
+    let schema = follow(root, schema);
     if let Some(Value::Object(properties)) = schema.get("properties") {
         for (name, property) in properties {
             shape.properties.insert(name.as_str(), property);
@@ -358,7 +359,7 @@ fn array_items<'s>(root: &'s Value, schema: &'s Value, depth: usize) -> Option<&
     if depth > 16 {
         return None;
     }
-    let schema = resolved(root, schema);
+    let schema = follow(root, schema);
     if let Some(items) = schema.get("items").filter(|items| items.is_object()) {
         return Some(items);
     }
@@ -376,7 +377,7 @@ fn accepts_null(root: &Value, schema: &Value, depth: usize) -> bool {
     if depth > 16 {
         return true;
     }
-    let schema = resolved(root, schema);
+    let schema = follow(root, schema);
     let Value::Object(object) = schema else {
         // `true`: anything; `false`: nothing.
         return schema.as_bool().unwrap_or(true);
@@ -405,16 +406,4 @@ fn accepts_null(root: &Value, schema: &Value, depth: usize) -> bool {
         .and_then(Value::as_array)
         .is_none_or(|parts| parts.iter().all(|part| accepts_null(root, part, depth + 1)));
     typed && listed && unions && parts
-}
-
-/// `schema` with its local references followed.
-fn resolved<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
-    let mut current = schema;
-    for _ in 0..8 {
-        match crate::arguments::ref_target(root, current) {
-            Some(target) => current = target,
-            None => break,
-        }
-    }
-    current
 }
