@@ -27,6 +27,7 @@ fn result() -> StoredResult {
         arguments_digest: "0".repeat(64),
         output: r#"{"ticket":"T-1","subject":"A-1008 is late"}"#.into(),
         page: None,
+        content_blocks: false,
     }
 }
 

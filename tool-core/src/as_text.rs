@@ -6,6 +6,8 @@
 //! `Arc<str>`, `Cow<str>`, a JSON string) and passes every other call on to serde_json, so the
 //! value's `Serialize` runs once either way.
 
+use std::cell::Cell;
+
 use serde::Serialize;
 use serde::ser::{
     self, SerializeMap, SerializeSeq, SerializeStruct, SerializeStructVariant, SerializeTuple,
@@ -19,6 +21,8 @@ pub(crate) enum Serialized {
     Text(String),
     /// Anything else: its JSON.
     Json(String),
+    /// [`Contents`](crate::Contents): the blocks' JSON.
+    Blocks(String),
 }
 
 /// Serializes `value` once, as its text when it is one string, else as JSON.
@@ -26,11 +30,20 @@ pub(crate) enum Serialized {
 pub(crate) fn serialize<T: Serialize + ?Sized>(value: &T) -> Result<Serialized, serde_json::Error> {
     let mut buffer = Vec::with_capacity(128);
     let mut json = serde_json::Serializer::new(&mut buffer);
-    match value.serialize(TextOrJson { json: &mut json })? {
+    let blocks = Cell::new(false);
+    let text = value.serialize(TextOrJson {
+        json: &mut json,
+        blocks: &blocks,
+    })?;
+    match text {
         Some(text) => Ok(Serialized::Text(text)),
         // serde_json writes UTF-8; the check costs far less than the writing.
         None => String::from_utf8(buffer)
-            .map(Serialized::Json)
+            .map(if blocks.get() {
+                Serialized::Blocks
+            } else {
+                Serialized::Json
+            })
             .map_err(ser::Error::custom),
     }
 }
@@ -41,6 +54,9 @@ type Part<'a> = Forward<Compound<'a, &'a mut Vec<u8>, CompactFormatter>>;
 /// Keeps a top-level string's text (`Some`); writes anything else as JSON (`None`).
 struct TextOrJson<'a> {
     json: Json<'a>,
+    /// Set when the value is [`Contents`](crate::Contents) (a top-level one only: nested
+    /// values are written by serde_json directly).
+    blocks: &'a Cell<bool>,
 }
 
 /// A compound value (a sequence, map or struct) being written as JSON.
@@ -126,6 +142,9 @@ impl<'a> ser::Serializer for TextOrJson<'a> {
         name: &'static str,
         value: &T,
     ) -> Result<Option<String>, serde_json::Error> {
+        if name == crate::content::CONTENTS_MARKER {
+            self.blocks.set(true);
+        }
         written(self.json.serialize_newtype_struct(name, value))
     }
 

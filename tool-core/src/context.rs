@@ -9,6 +9,10 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::client::{
+    ClientError, ClientLink, Elicitation, Elicited, LogLevel, LogMessage, Progress, Sampled,
+    SamplingRequest,
+};
 use crate::error::{ErrorKind, ToolError};
 use crate::tool::{BoxFuture, ToolArgs, ToolOutput};
 
@@ -86,6 +90,8 @@ struct SessionInner {
     /// What the runtime keeps about the session for the calls tools make (its scope and
     /// principal); opaque here.
     data: Option<Arc<AnyDeps>>,
+    /// The client that made the session's calls, when it can be asked things (MCP).
+    client: Option<Arc<dyn ClientLink>>,
 }
 
 impl SessionContext {
@@ -102,8 +108,28 @@ impl SessionContext {
                 session_id: session_id.into(),
                 invoker,
                 data: None,
+                client: None,
             }),
         }
+    }
+
+    /// The same session with a way back to the client that makes its calls.
+    pub fn with_client(mut self, client: Arc<dyn ClientLink>) -> Self {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => inner.client = Some(client),
+            None => {
+                let inner = &*self.inner;
+                self.inner = Arc::new(SessionInner {
+                    deps: Arc::clone(&inner.deps),
+                    deps_type: inner.deps_type,
+                    session_id: Arc::clone(&inner.session_id),
+                    invoker: inner.invoker.clone(),
+                    data: inner.data.clone(),
+                    client: Some(client),
+                });
+            }
+        }
+        self
     }
 
     /// The same session with the runtime's data about it, which nested calls read back
@@ -122,6 +148,7 @@ impl SessionContext {
                 session_id: Arc::clone(&inner.session_id),
                 invoker: inner.invoker.clone(),
                 data: Some(data),
+                client: inner.client.clone(),
             }),
         }
     }
@@ -284,6 +311,7 @@ impl CallContext {
                 session_id: Arc::clone(&session.session_id),
                 invoker: Some(invoker),
                 data: session.data.clone(),
+                client: session.client.clone(),
             }),
         };
         TurnContexts::build(session, self.depth(), [(self.call_id(), self.tool_name())]).first()
@@ -327,6 +355,11 @@ impl CallContext {
     /// The session this call belongs to.
     pub fn session_id(&self) -> &str {
         &self.session().inner.session_id
+    }
+
+    /// The client that made the call, when it can be asked things (a call over MCP).
+    pub fn client(&self) -> Option<&Arc<dyn ClientLink>> {
+        self.session().inner.client.as_ref()
     }
 
     /// The id the model gave this call.
@@ -526,6 +559,48 @@ impl<D: ?Sized + Send + Sync + 'static> RunContext<D> {
         };
         let args = args.into().into_value()?;
         Arc::clone(invoker).invoke(&self.call, tool, args).await
+    }
+
+    /// Tells the client how far the call has come. A no-op when the call has no client
+    /// ([`client`](crate::client)) or the client asked for no progress.
+    pub async fn report_progress(&self, progress: Progress) {
+        if let Some(client) = self.call.client() {
+            client.progress(progress).await;
+        }
+    }
+
+    /// Sends the client a log message from this tool. A no-op when the call has no client
+    /// or the message is below the level the client set.
+    pub async fn log(&self, level: LogLevel, data: impl Into<serde_json::Value>) {
+        if let Some(client) = self.call.client() {
+            let message = LogMessage {
+                level,
+                logger: Some(self.tool_name().to_owned()),
+                data: data.into(),
+            };
+            client.log(message).await;
+        }
+    }
+
+    /// Asks the client's model for a completion (MCP sampling). [`ClientError::NoClient`]
+    /// when the call has no client, [`ClientError::Unsupported`] when the client does not
+    /// sample.
+    pub async fn sample(&self, request: SamplingRequest) -> Result<Sampled, ClientError> {
+        let client = self.call.client().ok_or(ClientError::NoClient)?;
+        if !client.can_sample() {
+            return Err(ClientError::Unsupported("sampling"));
+        }
+        client.sample(request).await
+    }
+
+    /// Asks the client's user for input (MCP elicitation). [`ClientError::NoClient`] when
+    /// the call has no client, [`ClientError::Unsupported`] when the client does not elicit.
+    pub async fn elicit(&self, request: Elicitation) -> Result<Elicited, ClientError> {
+        let client = self.call.client().ok_or(ClientError::NoClient)?;
+        if !client.can_elicit() {
+            return Err(ClientError::Unsupported("elicitation"));
+        }
+        client.elicit(request).await
     }
 }
 

@@ -72,6 +72,8 @@
 
 mod args;
 mod as_text;
+pub mod client;
+mod content;
 mod context;
 mod error;
 mod page;
@@ -104,6 +106,7 @@ pub mod __runtime {
 
 #[doc(hidden)]
 pub use args::{WrittenNumber, exact_value, inexact_numbers, integer_of, parse_args};
+pub use content::{Content, Contents, EmbeddedResource};
 pub use context::{AnyDeps, CallContext, DepsType, FromCallContext, RunContext};
 #[doc(hidden)]
 pub use context::{SessionContext, ToolInvoker, TurnContexts};

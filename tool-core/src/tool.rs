@@ -88,6 +88,8 @@ enum Body {
         text: String,
         json: OnceLock<String>,
     },
+    /// [`Contents`](crate::Contents): the blocks' JSON.
+    Blocks(String),
 }
 
 impl PartialEq for ToolOutput {
@@ -95,7 +97,10 @@ impl PartialEq for ToolOutput {
     fn eq(&self, other: &Self) -> bool {
         let same = match (&self.body, &other.body) {
             (Body::Text { text, .. }, Body::Text { text: other, .. }) => text == other,
-            _ => self.json() == other.json(),
+            _ => {
+                self.content_blocks_json().is_some() == other.content_blocks_json().is_some()
+                    && self.json() == other.json()
+            }
         };
         same && self.page == other.page
     }
@@ -107,6 +112,7 @@ impl std::fmt::Debug for ToolOutput {
         match &self.body {
             Body::Json(json) => debug.field("json", json),
             Body::Text { text, .. } => debug.field("text", text),
+            Body::Blocks(json) => debug.field("blocks", json),
         };
         debug.field("page", &self.page).finish()
     }
@@ -120,6 +126,10 @@ impl ToolOutput {
         match as_text::serialize(value) {
             Ok(Serialized::Text(text)) => Ok(Self::from_text(text)),
             Ok(Serialized::Json(json)) => Ok(Self::from_json(json)),
+            Ok(Serialized::Blocks(json)) => Ok(Self {
+                body: Body::Blocks(json),
+                page: None,
+            }),
             Err(error) => Err(ToolError::failed(format!(
                 "the tool's result could not be serialized: {error}"
             ))),
@@ -158,7 +168,7 @@ impl ToolOutput {
     #[inline]
     pub fn json(&self) -> &str {
         match &self.body {
-            Body::Json(json) => json,
+            Body::Json(json) | Body::Blocks(json) => json,
             Body::Text { text, json } => json.get_or_init(|| quote(text)),
         }
     }
@@ -175,6 +185,7 @@ impl ToolOutput {
     pub fn text(&self) -> Cow<'_, str> {
         match &self.body {
             Body::Text { text, .. } => Cow::Borrowed(text),
+            Body::Blocks(json) => Cow::Borrowed(json),
             Body::Json(json) => {
                 if json.starts_with('"')
                     && let Ok(text) = serde_json::from_str::<String>(json)
@@ -191,7 +202,7 @@ impl ToolOutput {
     #[inline]
     pub fn into_text(self) -> String {
         match self.body {
-            Body::Text { text, .. } => text,
+            Body::Text { text, .. } | Body::Blocks(text) => text,
             Body::Json(json) => {
                 if json.starts_with('"')
                     && let Ok(text) = serde_json::from_str::<String>(&json)
@@ -207,7 +218,7 @@ impl ToolOutput {
     pub fn to_value(&self) -> Value {
         match &self.body {
             Body::Text { text, .. } => Value::String(text.clone()),
-            Body::Json(json) => {
+            Body::Json(json) | Body::Blocks(json) => {
                 serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.clone()))
             }
         }
@@ -222,9 +233,23 @@ impl ToolOutput {
     #[inline(always)]
     pub fn into_json(self) -> String {
         match self.body {
-            Body::Json(json) => json,
+            Body::Json(json) | Body::Blocks(json) => json,
             Body::Text { text, json } => json.into_inner().unwrap_or_else(|| quote(&text)),
         }
+    }
+
+    /// The JSON of the content blocks, when the tool returned [`Contents`](crate::Contents).
+    #[inline]
+    pub fn content_blocks_json(&self) -> Option<&str> {
+        match &self.body {
+            Body::Blocks(json) => Some(json),
+            _ => None,
+        }
+    }
+
+    /// The content blocks, when the tool returned [`Contents`](crate::Contents).
+    pub fn content_blocks(&self) -> Option<Vec<crate::Content>> {
+        serde_json::from_str(self.content_blocks_json()?).ok()
     }
 }
 

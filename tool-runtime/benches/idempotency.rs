@@ -102,6 +102,7 @@ fn idempotency(c: &mut Criterion) {
                 arguments_digest: key.arguments_digest.clone(),
                 output: r#"{"order_id":"A-1024","ok":true}"#.into(),
                 page: None,
+                content_blocks: false,
             };
             let _ = store.complete(key.clone(), claim, result).await;
         }
@@ -131,6 +132,7 @@ fn idempotency(c: &mut Criterion) {
             arguments_digest: key.arguments_digest.clone(),
             output: r#"{"order_id":"A-1024","ok":true}"#.into(),
             page: None,
+            content_blocks: false,
         };
         (key, result)
     };

@@ -357,6 +357,7 @@ impl<'a> Path<'a> {
                             page: output
                                 .page()
                                 .and_then(|page| serde_json::to_string(page).ok()),
+                            content_blocks: output.content_blocks_json().is_some(),
                         };
                         self.state = State::Recording {
                             record: self.layer.store.complete(key.key.clone(), claim, result),
@@ -434,7 +435,13 @@ impl<'a> Path<'a> {
                 if key.explicit && result.arguments_digest != key.key.arguments_digest {
                     return Poll::Ready(Ended::new(Err(idempotency::key_reused()), 0, elapsed));
                 }
-                let mut output = ToolOutput::from_json(result.output);
+                let mut output = match result.content_blocks {
+                    true => serde_json::from_str::<tool_core::Contents>(&result.output)
+                        .ok()
+                        .and_then(|blocks| ToolOutput::from_serialize(&blocks).ok())
+                        .unwrap_or_else(|| ToolOutput::from_json(result.output)),
+                    false => ToolOutput::from_json(result.output),
+                };
                 if let Some(page) = result
                     .page
                     .and_then(|page| serde_json::from_str::<PageInfo>(&page).ok())

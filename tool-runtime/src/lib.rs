@@ -170,8 +170,8 @@ pub use shells::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 // The vocabulary a tool's author names: its context, its errors, its output, its spec.
 pub use tool_core::{
-    BoxFuture, ErrorKind, Page, PageInfo, Registry, RiskLevel, RunContext, ToolError, ToolList,
-    ToolOutput, ToolSpec, tools,
+    BoxFuture, Content, Contents, EmbeddedResource, ErrorKind, Page, PageInfo, Registry, RiskLevel,
+    RunContext, ToolError, ToolList, ToolOutput, ToolSpec, tools,
 };
 
 // Internal paths name it at the root; the public path is `output::READ_ARTIFACT`.
@@ -186,6 +186,24 @@ pub use tool_core::__private;
 /// documentation lists every key and context form; generated code names `::tool_runtime`, so
 /// an application needs no other dependency.
 pub use tool_macros::runtime_tool as tool;
+
+pub mod client {
+    //! What a tool can ask of the client that made its call: progress, log messages, a
+    //! completion from the client's model (sampling), input from its user (elicitation).
+    //!
+    //! A tool reaches the client through its [`RunContext`](crate::RunContext):
+    //! [`report_progress`](crate::RunContext::report_progress),
+    //! [`log`](crate::RunContext::log), [`sample`](crate::RunContext::sample),
+    //! [`elicit`](crate::RunContext::elicit). A call made over MCP has a client; any other
+    //! call has none, and then progress and log messages go nowhere while sampling and
+    //! elicitation answer [`ClientError::NoClient`]. A server for another protocol
+    //! implements [`ClientLink`] and sets it with [`Session::with_client`](crate::Session::with_client).
+
+    pub use tool_core::client::{
+        ClientError, ClientLink, Elicitation, Elicited, LogLevel, LogMessage, Progress, Role,
+        Sampled, SamplingMessage, SamplingRequest,
+    };
+}
 
 pub mod approvals {
     //! Who answers the calls the policy asks about, and where the calls waiting for an answer are

@@ -61,6 +61,10 @@ pub struct Observation {
     /// the idempotency layer (the tool did not run again).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) replayed: bool,
+    /// Whether the content is the JSON of content blocks (the tool returned
+    /// [`Contents`](crate::Contents)).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) content_blocks: bool,
 }
 
 fn millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
@@ -141,6 +145,16 @@ impl Observation {
             Outcome::Success { content } => Some(content),
             Outcome::Error { .. } => None,
         }
+    }
+
+    /// The content blocks, when the call succeeded and the tool returned
+    /// [`Contents`](crate::Contents) (its texts shaped by the output policy); the content is
+    /// then their JSON.
+    pub fn content_blocks(&self) -> Option<Vec<tool_core::Content>> {
+        if !self.content_blocks {
+            return None;
+        }
+        serde_json::from_str(self.content()?).ok()
     }
 
     /// The error, when the call failed.

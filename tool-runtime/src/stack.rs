@@ -73,6 +73,10 @@ impl<D: Any + Send + Sync> Shared<D> {
             session.shared_id(),
             Some(Arc::clone(self) as Arc<dyn ToolInvoker>),
         );
+        let context = match session.client() {
+            Some(client) => context.with_client(Arc::clone(client)),
+            None => context,
+        };
         // The calls tools make are gated as their session is: they read it back.
         if session.is_plain() {
             context
@@ -363,6 +367,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             attempts: ended.attempts,
             batch: batch.map(|batch| u32::try_from(batch).unwrap_or(u32::MAX)),
             replayed: ended.replayed,
+            content_blocks: shaped.blocks,
         }
     }
 
@@ -392,6 +397,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             attempts: 0,
             batch: None,
             replayed: false,
+            content_blocks: false,
         }
     }
 

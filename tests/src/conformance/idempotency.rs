@@ -138,6 +138,7 @@ pub fn result(output: &str) -> StoredResult {
         arguments_digest: "args".into(),
         output: output.into(),
         page: Some(r#"{"next":"2"}"#.into()),
+        content_blocks: false,
     }
 }
 

@@ -64,7 +64,7 @@ impl Gates {
         // Denials earlier in the same turn count: the breaker is looked at again before each
         // ask, not only when the call was planned, whoever would answer it.
         gates.stop_if_tripped(identity, spec, true, false)?;
-        let Some(approver) = &gates.approver else {
+        let Some(approver) = session.approver().or(gates.approver.as_ref()) else {
             return Err(refuse(
                 AuditDecision::Deny,
                 &format!("no approver configured; {reason}, so a person must approve it"),

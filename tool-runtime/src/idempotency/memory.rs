@@ -767,6 +767,7 @@ mod tests {
             arguments_digest: "a".into(),
             output: output.into(),
             page: None,
+            content_blocks: false,
         }
     }
 

@@ -60,6 +60,10 @@ pub struct StoredResult {
     /// The page metadata of a pagination tool's output, as JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<String>,
+    /// Whether the output is content blocks ([`Contents`](crate::Contents)), replayed as
+    /// blocks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content_blocks: bool,
 }
 
 /// How a failed execution ended, for the concurrent duplicates that shared it.

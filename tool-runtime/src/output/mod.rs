@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tool_core::{PageInfo, ToolError, ToolOutput};
+use tool_core::{Content, Contents, PageInfo, ToolError, ToolOutput};
 
 /// The share of the character budget kept from the start of a cut output; the rest is kept
 /// from its end, where results often summarize or fail.
@@ -40,6 +40,8 @@ pub(crate) struct Shaped {
     pub(crate) truncated: bool,
     pub(crate) redactions: u32,
     pub(crate) artifact: Option<String>,
+    /// The content is the JSON of content blocks ([`tool_core::Contents`]).
+    pub(crate) blocks: bool,
 }
 
 /// How the output policy applies to one call.
@@ -163,6 +165,9 @@ impl OwnedPolicy {
 /// notice, the page notice added; then what the model receives is redacted once more as a
 /// whole (a cursor in the page notice can be a token).
 pub(crate) fn shape(output: ToolOutput, policy: &Policy<'_>) -> Shaped {
+    if let Some(blocks) = output.content_blocks() {
+        return shape_blocks(blocks, policy);
+    }
     let page = output.page().cloned();
     let mut redactions = 0;
     let (mut content, truncated, artifact) =
@@ -176,6 +181,38 @@ pub(crate) fn shape(output: ToolOutput, policy: &Policy<'_>) -> Shaped {
         truncated,
         redactions,
         artifact,
+        blocks: false,
+    }
+}
+
+/// The output policy on content blocks: each text (a text block's, an embedded text
+/// resource's) redacted and cut to the limit as a text output is; images, audio and binary
+/// resources pass whole (their base64 is no text to redact, and a cut one is no image).
+fn shape_blocks(mut blocks: Vec<Content>, policy: &Policy<'_>) -> Shaped {
+    let mut redactions = 0;
+    let mut truncated = false;
+    let mut artifact = None;
+    for text in blocks.iter_mut().filter_map(block_text) {
+        let (content, cut, kept) = policy.limit(std::mem::take(text), &mut redactions, false);
+        *text = content;
+        truncated |= cut;
+        artifact = artifact.or(kept);
+    }
+    Shaped {
+        content: serde_json::to_string(&blocks).unwrap_or_default(),
+        truncated,
+        redactions,
+        artifact,
+        blocks: true,
+    }
+}
+
+/// The text of a block, when it has one.
+fn block_text(block: &mut Content) -> Option<&mut String> {
+    match block {
+        Content::Text { text } => Some(text),
+        Content::Resource { resource } => resource.text.as_mut(),
+        _ => None,
     }
 }
 
@@ -185,6 +222,24 @@ pub(crate) fn shape(output: ToolOutput, policy: &Policy<'_>) -> Shaped {
 /// and a replay shaped again is what the first call's reader got (redacting it again finds
 /// nothing).
 pub(crate) fn redacted(output: ToolOutput, redactor: &Redactor) -> (ToolOutput, u32) {
+    if let Some(mut blocks) = output.content_blocks() {
+        let mut count = 0usize;
+        for text in blocks.iter_mut().filter_map(block_text) {
+            let (redacted, found) = redactor.redact(text);
+            if found > 0 {
+                *text = redacted.into_owned();
+                count += found;
+            }
+        }
+        let count = u32::try_from(count).unwrap_or(u32::MAX);
+        if count == 0 {
+            return (output, 0);
+        }
+        return match ToolOutput::from_serialize(&Contents::from(blocks)) {
+            Ok(redacted) => (redacted, count),
+            Err(_) => (output, count),
+        };
+    }
     let as_text = output.is_text() || output.json().starts_with('"');
     let (redacted, count) = if as_text {
         let source = output.text();
@@ -257,6 +312,7 @@ pub(crate) fn shape_error(error: ToolError, policy: &Policy<'_>) -> (ToolError, 
         truncated,
         redactions,
         artifact,
+        blocks: false,
     };
     (error, shaped)
 }

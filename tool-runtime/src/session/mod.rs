@@ -5,6 +5,10 @@ mod scope;
 
 use std::sync::Arc;
 
+use tool_core::client::ClientLink;
+
+use crate::gates::approval::Approver;
+
 pub use scope::{__labels_unique, Scope};
 
 /// The conversation a turn belongs to, and what it may do: its [`Scope`], the [`Principal`]
@@ -19,12 +23,51 @@ pub use scope::{__labels_unique, Scope};
 /// assert_eq!(session.id(), "s-1");
 /// assert!(session.scope().is_empty());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Session {
     id: Arc<str>,
     scope: Scope,
     principal: Option<Arc<Principal>>,
     interactive: bool,
+    /// Who answers this session's asks instead of the runtime's approver.
+    approver: Option<Arc<dyn Approver>>,
+    /// The client that makes this session's calls, when tools can ask it things.
+    client: Option<Arc<dyn ClientLink>>,
+}
+
+impl PartialEq for Session {
+    /// Sessions are equal when their id, scope, principal and interactivity are, and they
+    /// have the same approver and client (the same values, not equal ones).
+    fn eq(&self, other: &Self) -> bool {
+        fn same<T: ?Sized>(a: &Option<Arc<T>>, b: &Option<Arc<T>>) -> bool {
+            match (a, b) {
+                (Some(a), Some(b)) => std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b)),
+                (None, None) => true,
+                _ => false,
+            }
+        }
+        self.id == other.id
+            && self.scope == other.scope
+            && self.principal == other.principal
+            && self.interactive == other.interactive
+            && same(&self.approver, &other.approver)
+            && same(&self.client, &other.client)
+    }
+}
+
+impl Eq for Session {}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("scope", &self.scope)
+            .field("principal", &self.principal)
+            .field("interactive", &self.interactive)
+            .field("approver", &self.approver.is_some())
+            .field("client", &self.client.is_some())
+            .finish()
+    }
 }
 
 impl Session {
@@ -35,6 +78,8 @@ impl Session {
             scope: Scope::all(),
             principal: None,
             interactive: true,
+            approver: None,
+            client: None,
         }
     }
 
@@ -60,6 +105,35 @@ impl Session {
         self
     }
 
+    /// The session with its own approver: it answers this session's asks instead of the
+    /// runtime's ([`RuntimeBuilder::approver`](crate::RuntimeBuilder::approver)), as the MCP
+    /// server does by asking the client's user.
+    #[must_use]
+    pub fn with_approver(mut self, approver: impl Approver) -> Self {
+        self.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// The session with a way back to the client that makes its calls: tools reach it
+    /// through [`RunContext::report_progress`](crate::RunContext::report_progress),
+    /// [`log`](crate::RunContext::log), [`sample`](crate::RunContext::sample) and
+    /// [`elicit`](crate::RunContext::elicit). The MCP server sets it.
+    #[must_use]
+    pub fn with_client(mut self, client: Arc<dyn ClientLink>) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// The session's own approver, when it has one.
+    pub(crate) fn approver(&self) -> Option<&Arc<dyn Approver>> {
+        self.approver.as_ref()
+    }
+
+    /// The client that makes the session's calls, when it has one.
+    pub(crate) fn client(&self) -> Option<&Arc<dyn ClientLink>> {
+        self.client.as_ref()
+    }
+
     /// The session id, as tools see it in their context.
     pub fn id(&self) -> &str {
         &self.id
@@ -83,7 +157,11 @@ impl Session {
     /// Whether the session is as [`Session::new`] made it: every tool, no principal,
     /// interactive.
     pub(crate) fn is_plain(&self) -> bool {
-        self.scope.is_all() && self.principal.is_none() && self.interactive
+        self.scope.is_all()
+            && self.principal.is_none()
+            && self.interactive
+            && self.approver.is_none()
+            && self.client.is_none()
     }
 
     /// The session a nested call belongs to, as its parent's context kept it.

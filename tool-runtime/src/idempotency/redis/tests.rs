@@ -41,6 +41,7 @@ fn values_have_their_documented_shape() {
         arguments_digest: "d".into(),
         output: "\"ok\"".into(),
         page: None,
+        content_blocks: false,
     };
     let done = serde_json::to_string(&EntryRef::Done { result: &result }).expect("encodes");
     assert_eq!(
