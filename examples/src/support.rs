@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tool_runtime::client::{LogLevel, Progress};
 use tool_runtime::{Page, RunContext, ToolError, intents, tool};
 
 /// One order of the demo data.
@@ -360,7 +361,22 @@ pub async fn fetch_shipping_label(
     /// Order id, format A-NNNN.
     order_id: String,
 ) -> Result<String, ToolError> {
-    tokio::time::sleep(ctx.deps().label_latency).await;
+    // The wait in steps, each reported to a client that asked for progress (over MCP).
+    const STEPS: u32 = 4;
+    for step in 0..STEPS {
+        let progress = Progress::new(f64::from(step))
+            .of(f64::from(STEPS))
+            .with_message("waiting for the carrier");
+        ctx.report_progress(progress).await;
+        tokio::time::sleep(ctx.deps().label_latency / STEPS).await;
+    }
+    ctx.report_progress(Progress::new(f64::from(STEPS)).of(f64::from(STEPS)))
+        .await;
+    ctx.log(
+        LogLevel::Info,
+        format!("the carrier sent the label for {order_id}"),
+    )
+    .await;
     Ok(format!("label for {order_id}"))
 }
 

@@ -146,6 +146,8 @@ pub mod gates;
 mod hex;
 pub mod idempotency;
 mod limits;
+#[cfg(feature = "mcp-server")]
+pub mod mcp_server;
 mod nested;
 mod observation;
 pub mod output;

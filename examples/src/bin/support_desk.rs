@@ -62,6 +62,7 @@ use tool_runtime::approvals::{
 };
 use tool_runtime::audit::{JsonlAudit, verify_audit};
 use tool_runtime::gates::Policy;
+use tool_runtime::mcp_server::{McpServer, Refused, SessionRequest};
 use tool_runtime::{
     Arguments, BoxFuture, Observation, Principal, Runtime, RuntimeBuilder, Session, ToolCall,
     TurnReport,
@@ -238,19 +239,40 @@ struct Options {
     transcript: Option<String>,
     json: bool,
     audit: Option<PathBuf>,
+    /// Serve the desk over MCP instead of running a transcript.
+    mcp: Option<Mcp>,
+    /// Tools per `tools/list` page.
+    page_size: Option<usize>,
+}
+
+/// How the desk is served over MCP.
+enum Mcp {
+    Stdio,
+    Http(String),
 }
 
 const USAGE: &str = "usage: support_desk [--transcript FILE] [--json] [--audit FILE]
+       support_desk --mcp | --mcp-http ADDRESS [--page-size N] [--audit FILE]
 
 Runs a scripted support-desk session (the built-in one by default) with the policy
 examples/policy.toml, a scripted approver and an audit trail, verified at the end.
---audit FILE keeps the trail in FILE (appended to; a temporary file otherwise).";
+--audit FILE keeps the trail in FILE (appended to; a temporary file otherwise).
+
+--mcp serves the desk's tools to an MCP client on stdin and stdout; --mcp-http ADDRESS
+(127.0.0.1:8000; port 0 for any free one) over Streamable HTTP at /mcp, printing
+`listening on http://ADDRESS/mcp` once it accepts connections. The same policy and audit
+apply; a call the policy asks about is put to the client's user (elicitation), or denied
+when the client cannot ask. A session acts for the user and roles of the x-support-user and
+x-support-roles headers (desk-agent, agent by default) in the scope of x-support-intent
+(complaint by default). --page-size N: at most N tools per tools/list page.";
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
         transcript: None,
         json: false,
         audit: None,
+        mcp: None,
+        page_size: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -262,6 +284,17 @@ fn options() -> Result<Options, String> {
                 options.audit = Some(args.next().ok_or("--audit needs a file")?.into());
             }
             "--json" => options.json = true,
+            "--mcp" => options.mcp = Some(Mcp::Stdio),
+            "--mcp-http" => {
+                options.mcp = Some(Mcp::Http(args.next().ok_or("--mcp-http needs an address")?));
+            }
+            "--page-size" => {
+                let size = args.next().ok_or("--page-size needs a number")?;
+                options.page_size = Some(
+                    size.parse()
+                        .map_err(|_| format!("--page-size needs a number, not `{size}`"))?,
+                );
+            }
             "--help" | "-h" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
@@ -296,7 +329,10 @@ async fn main() -> ExitCode {
         Some(path) => (path.clone(), true),
         None => (temporary_audit_file(), false),
     };
-    let result = run(&options, &audit_path, keep_audit).await;
+    let result = match &options.mcp {
+        Some(mcp) => serve_mcp(mcp, &options, &audit_path).await,
+        None => run(&options, &audit_path, keep_audit).await,
+    };
     if !keep_audit {
         let _ = std::fs::remove_file(&audit_path);
     }
@@ -365,8 +401,22 @@ fn desk(audit_path: &Path) -> Result<Desk, String> {
             .approval_store(Arc::clone(&store))
     };
     let approver = ScriptedApprover::default();
-    let runtime = gated(Arc::clone(&deps))
-        .approver(approver.clone())
+    let runtime = with_previews(gated(Arc::clone(&deps)).approver(approver.clone()))
+        .build()
+        .map_err(|error| format!("cannot build the runtime: {error}"))?;
+    let resumer = gated(deps)
+        .build()
+        .map_err(|error| format!("cannot build the second runtime: {error}"))?;
+    Ok(Desk {
+        runtime,
+        resumer,
+        approver,
+    })
+}
+
+/// The previews a person is shown when the policy asks about a call.
+fn with_previews(builder: RuntimeBuilder<SupportDeps>) -> RuntimeBuilder<SupportDeps> {
+    builder
         .preview("create_ticket", |arguments| {
             let priority = arguments["priority"].as_str().unwrap_or("normal");
             let preview = Preview::new(format!(
@@ -392,16 +442,83 @@ fn desk(audit_path: &Path) -> Result<Desk, String> {
                 .with_summary("cannot be undone")
                 .with_resource(order)
         })
+}
+
+/// Serves the desk's tools over MCP until the client goes away (stdio) or the process is
+/// stopped (HTTP), with the desk's policy, previews and audit trail. Nobody is scripted to
+/// approve: the client's user is asked (elicitation), or the ask is denied.
+async fn serve_mcp(mcp: &Mcp, options: &Options, audit_path: &Path) -> Result<(), Failure> {
+    let policy =
+        Policy::from_toml_file(POLICY).map_err(|error| Failure::Other(error.to_string()))?;
+    let audit = JsonlAudit::open(audit_path).map_err(|error| {
+        Failure::Other(format!(
+            "cannot open the audit file {}: {error}",
+            audit_path.display()
+        ))
+    })?;
+    let mut deps = SupportDeps::demo();
+    // The carrier answers within the label tool's timeout here, in four steps a client sees
+    // as progress.
+    deps.label_latency = Duration::from_millis(1200);
+    let runtime = with_previews(Runtime::builder(deps).policy(policy).audit(Arc::new(audit)))
         .build()
-        .map_err(|error| format!("cannot build the runtime: {error}"))?;
-    let resumer = gated(deps)
-        .build()
-        .map_err(|error| format!("cannot build the second runtime: {error}"))?;
-    Ok(Desk {
-        runtime,
-        resumer,
-        approver,
-    })
+        .map_err(|error| Failure::Other(format!("cannot build the runtime: {error}")))?;
+    let mut server = McpServer::new(runtime)
+        .named("support-desk", env!("CARGO_PKG_VERSION"))
+        .instructions("Tools of a support desk: look orders up, open tickets, escalate.")
+        .sessions(desk_session);
+    if let Some(size) = options.page_size {
+        server = server.page_size(size);
+    }
+    match mcp {
+        Mcp::Stdio => server
+            .serve_stdio()
+            .await
+            .map_err(|error| Failure::Other(error.to_string())),
+        Mcp::Http(address) => {
+            let listener = server
+                .bind(address.as_str())
+                .await
+                .map_err(|error| Failure::Other(error.to_string()))?;
+            let url = listener
+                .url()
+                .map_err(|error| Failure::Other(error.to_string()))?;
+            let mut stdout = io::stdout().lock();
+            writeln!(stdout, "listening on {url}")?;
+            stdout.flush()?;
+            drop(stdout);
+            listener
+                .serve()
+                .await
+                .map_err(|error| Failure::Other(error.to_string()))
+        }
+    }
+}
+
+/// The session an MCP request is served in: the user and roles its headers name, in the
+/// scope of its intent.
+fn desk_session(request: &SessionRequest<'_>) -> Result<Session, Refused> {
+    let user = request.header("x-support-user").unwrap_or("desk-agent");
+    let roles = request.header("x-support-roles").unwrap_or("agent");
+    let intent = match request.header("x-support-intent") {
+        None => SupportIntent::Complaint,
+        Some(label) => SupportIntent::from_label(label).ok_or_else(|| {
+            Refused(format!(
+                "x-support-intent `{label}` is not an intent: order_status, complaint or billing"
+            ))
+        })?,
+    };
+    let principal = roles
+        .split(',')
+        .map(str::trim)
+        .filter(|role| !role.is_empty())
+        .fold(Principal::new(user), Principal::with_role);
+    let id = request
+        .mcp_session_id()
+        .map_or_else(|| format!("mcp-{user}"), |id| format!("mcp-{id}"));
+    Ok(Session::new(id)
+        .with_principal(principal)
+        .with_scope(intent.scope()))
 }
 
 /// Runs the transcript's turns; the text output is written turn by turn as each ends, the JSON
