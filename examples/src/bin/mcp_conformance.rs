@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_runtime::client::{Elicitation, Elicited, LogLevel, Progress, SamplingRequest};
 use tool_runtime::mcp_server::McpServer;
-use tool_runtime::{Content, Contents, EmbeddedResource, Runtime, RunContext, ToolError, tool};
+use tool_runtime::{Content, Contents, EmbeddedResource, RunContext, Runtime, ToolError, tool};
 
 /// The suite's tools need nothing of their own.
 struct Deps;
@@ -131,7 +131,10 @@ async fn test_elicitation(
         },
         "required": ["username", "email"],
     });
-    answered("User response", ctx.elicit(Elicitation::new(message, schema)).await?)
+    answered(
+        "User response",
+        ctx.elicit(Elicitation::new(message, schema)).await?,
+    )
 }
 
 /// Asks the client's user with a form whose fields have defaults (SEP-1034).
@@ -152,7 +155,10 @@ async fn test_elicitation_sep1034_defaults(ctx: RunContext) -> Result<String, To
             "verified": {"type": "boolean", "description": "Verified user", "default": true},
         },
     });
-    let asked = Elicitation::new("Please review and update the form fields with defaults", schema);
+    let asked = Elicitation::new(
+        "Please review and update the form fields with defaults",
+        schema,
+    );
     answered("Elicitation completed", ctx.elicit(asked).await?)
 }
 
@@ -246,7 +252,10 @@ async fn serve(http: Option<String>) -> Result<(), String> {
         .map_err(|error| format!("cannot build the runtime: {error}"))?;
     let server = McpServer::new(runtime).named("mcp-conformance", env!("CARGO_PKG_VERSION"));
     let Some(address) = http else {
-        return server.serve_stdio().await.map_err(|error| error.to_string());
+        return server
+            .serve_stdio()
+            .await
+            .map_err(|error| error.to_string());
     };
     let listener = server
         .bind(address.as_str())

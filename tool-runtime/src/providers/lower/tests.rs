@@ -77,6 +77,7 @@ fn a_raw_schema_is_put_in_one_form_first() {
     assert_eq!(
         parameters(raw, Target::Mcp),
         json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {
                 "a": {"description": "A", "default": null, "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
@@ -675,7 +676,10 @@ fn gemini_parameters_split_a_type_array() {
 
 #[test]
 fn mcp_keeps_the_schema_as_written_in_the_internal_form() {
-    let mut expected = create_ticket();
+    let mut expected = json!({"$schema": "https://json-schema.org/draft/2020-12/schema"});
+    if let (Some(expected), Value::Object(schema)) = (expected.as_object_mut(), create_ticket()) {
+        expected.extend(schema);
+    }
     expected["properties"]["order_id"] = json!({
         "description": "The order concerned, when any.",
         "anyOf": [{"type": "string"}, {"type": "null"}]
