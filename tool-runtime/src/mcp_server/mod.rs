@@ -205,10 +205,21 @@ impl<D: Any + Send + Sync> McpServer<D> {
 
     /// Serves one client on this process's stdin and stdout until the client closes them.
     pub async fn serve_stdio(self) -> Result<(), McpServeError> {
+        let (stdin, stdout) = rmcp::transport::stdio();
+        self.serve_io(stdin, stdout).await
+    }
+
+    /// Serves one client on any byte stream (a Unix socket, a pipe, an in-memory duplex):
+    /// newline-delimited JSON-RPC, as over stdio, until the client closes it.
+    pub async fn serve_io<R, W>(self, read: R, write: W) -> Result<(), McpServeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         use rmcp::ServiceExt as _;
         let handler = handler::Handler::new(Arc::new(handler::Shared::new(self)));
         let running = handler
-            .serve(rmcp::transport::stdio())
+            .serve((read, write))
             .await
             .map_err(|error| McpServeError::Start(error.to_string()))?;
         running

@@ -1,0 +1,284 @@
+//! The MCP server, spoken to as raw JSON-RPC over an in-memory stream: concurrent requests
+//! answered by id with one session's writes kept apart, content blocks, errors by the spec,
+//! and what a tool's context does when the call did not come over MCP.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tests::assert_send;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tool_runtime::client::{ClientError, Elicitation, Progress, SamplingRequest};
+use tool_runtime::mcp_server::McpServer;
+use tool_runtime::{
+    Content, Contents, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools,
+};
+
+/// How many calls of each kind run at once, and the most that ever did.
+#[derive(Default)]
+struct Deps {
+    writes: AtomicUsize,
+    most_writes: AtomicUsize,
+    reads: AtomicUsize,
+    most_reads: AtomicUsize,
+}
+
+fn enter(now: &AtomicUsize, most: &AtomicUsize) {
+    let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+    most.fetch_max(running, Ordering::SeqCst);
+}
+
+/// Records a number, slowly.
+#[tool(stateful)]
+async fn mcp_record(ctx: RunContext<Deps>, n: u32) -> String {
+    enter(&ctx.deps().writes, &ctx.deps().most_writes);
+    tokio::time::sleep(Duration::from_millis(15)).await;
+    ctx.deps().writes.fetch_sub(1, Ordering::SeqCst);
+    format!("recorded {n}")
+}
+
+/// Reads a number, slowly.
+#[tool(read_only)]
+async fn mcp_read(ctx: RunContext<Deps>, n: u32) -> String {
+    enter(&ctx.deps().reads, &ctx.deps().most_reads);
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    ctx.deps().reads.fetch_sub(1, Ordering::SeqCst);
+    format!("read {n}")
+}
+
+/// A chart and its caption.
+#[tool(read_only, max_output_chars = 40)]
+fn mcp_chart(caption: String) -> Contents {
+    Contents::new()
+        .with(Content::text(caption))
+        .with(Content::image("x".repeat(100), "image/png"))
+}
+
+/// Asks the client's model, reports progress, asks the user: what a call that did not come
+/// over MCP gets.
+#[tool(read_only)]
+async fn mcp_asks(ctx: RunContext) -> Result<String, ToolError> {
+    ctx.report_progress(Progress::new(1.0)).await;
+    let sampled = ctx.sample(SamplingRequest::new("hi", 10)).await;
+    let elicited = ctx
+        .elicit(Elicitation::new(
+            "who?",
+            json!({"type": "object", "properties": {}}),
+        ))
+        .await;
+    match (sampled, elicited) {
+        (Err(ClientError::NoClient), Err(ClientError::NoClient)) => {
+            ctx.sample(SamplingRequest::new("hi", 10)).await?;
+            Ok("unreachable".to_owned())
+        }
+        other => Ok(format!("{other:?}")),
+    }
+}
+
+fn runtime() -> (Runtime<Deps>, Arc<Deps>) {
+    let deps = Arc::new(Deps::default());
+    let runtime = Runtime::builder_shared(Arc::clone(&deps))
+        .inventory(false)
+        .tools(tools![mcp_record, mcp_read, mcp_chart, mcp_asks])
+        .build()
+        .expect("builds");
+    (runtime, deps)
+}
+
+/// A client on one end of an in-memory stream, the server on the other.
+struct Client {
+    write: tokio::io::WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
+}
+
+impl Client {
+    async fn start(server: McpServer<Deps>) -> Self {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (their_read, their_write) = tokio::io::split(theirs);
+        let serving = server.serve_io(their_read, their_write);
+        assert_send(&serving);
+        tokio::spawn(serving);
+        let (read, write) = tokio::io::split(ours);
+        let mut client = Self {
+            write,
+            lines: BufReader::new(read).lines(),
+        };
+        client
+            .send(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}}),
+            )
+            .await;
+        let answer = client.next().await;
+        assert_eq!(answer["id"], 0, "{answer}");
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.expect("writes");
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("an answer within 10 s")
+            .expect("reads")
+            .expect("a line");
+        serde_json::from_str(&line).expect("JSON")
+    }
+
+    /// Sends one request and returns its answer.
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let answer = self.next().await;
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_are_answered_by_id_and_writes_never_overlap() {
+    let (runtime, deps) = runtime();
+    let mut client = Client::start(McpServer::new(runtime)).await;
+    // Every request sent before any answer is read: reads, then writes, then reads. A write
+    // waits for the reads sent before it, and the reads sent after it wait for it, as in a
+    // turn.
+    let is_read = |n: u64| n <= 6 || n > 12;
+    for n in 1..=16_u64 {
+        let tool = if is_read(n) { "mcp_read" } else { "mcp_record" };
+        client
+            .send(json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": tool, "arguments": {"n": n}}}))
+            .await;
+    }
+    let mut answered = Vec::new();
+    while answered.len() < 16 {
+        let answer = client.next().await;
+        let Some(id) = answer["id"].as_u64() else {
+            continue;
+        };
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        let expected = if is_read(id) {
+            format!("read {id}")
+        } else {
+            format!("recorded {id}")
+        };
+        assert_eq!(text, expected, "the answer to request {id}: {answer}");
+        answered.push(id);
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, (1..=16).collect::<Vec<_>>());
+    assert_eq!(
+        deps.most_writes.load(Ordering::SeqCst),
+        1,
+        "writes of one session overlapped"
+    );
+    assert!(
+        deps.most_reads.load(Ordering::SeqCst) > 1,
+        "reads did not run alongside each other"
+    );
+}
+
+#[tokio::test]
+async fn content_blocks_pass_whole_and_their_text_is_cut() {
+    let (runtime, _) = runtime();
+    let mut client = Client::start(McpServer::new(runtime)).await;
+    let caption = "revenue by month, ".repeat(60);
+    let answer = client
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "mcp_chart", "arguments": {"caption": caption}}),
+        )
+        .await;
+    let content = &answer["result"]["content"];
+    assert_eq!(
+        content[1],
+        json!({"type": "image", "data": "x".repeat(100), "mimeType": "image/png"})
+    );
+    let text = content[0]["text"].as_str().unwrap_or_default();
+    assert_eq!(content[0]["type"], "text");
+    assert!(
+        text.len() < caption.len(),
+        "the caption was not cut: {text}"
+    );
+    assert!(text.contains("characters omitted"), "{text}");
+    assert_ne!(answer["result"]["isError"], true);
+}
+
+#[tokio::test]
+async fn unknown_tools_and_foreign_cursors_are_invalid_params() {
+    let (runtime, _) = runtime();
+    let mut client = Client::start(McpServer::new(runtime).page_size(2)).await;
+    let unknown = client
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "mcp_nope", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("mcp_nope"))
+    );
+    let first = client.request(2, "tools/list", json!({})).await;
+    let names: Vec<&str> = first["result"]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(names, ["mcp_asks", "mcp_chart"]);
+    let cursor = first["result"]["nextCursor"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!cursor.contains("mcp_"), "the cursor is opaque: {cursor}");
+    let second = client
+        .request(3, "tools/list", json!({"cursor": cursor}))
+        .await;
+    assert_eq!(second["result"]["tools"][0]["name"], "mcp_read");
+    let last = client
+        .request(
+            4,
+            "tools/list",
+            json!({"cursor": second["result"]["nextCursor"]}),
+        )
+        .await;
+    assert_eq!(last["result"]["tools"].as_array().map(Vec::len), Some(1));
+    assert!(last["result"].get("nextCursor").is_none(), "{last}");
+    let foreign = client
+        .request(5, "tools/list", json!({"cursor": "page-2"}))
+        .await;
+    assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+}
+
+#[tokio::test]
+async fn a_call_not_made_over_mcp_has_no_client_to_ask() {
+    let (runtime, _) = runtime();
+    let report = runtime
+        .execute(&Session::new("s"), [ToolCall::new("c", "mcp_asks", "{}")])
+        .await;
+    let error = report.observations()[0].error().expect("fails");
+    assert_eq!(error.kind().as_str(), "execution_failed");
+    assert!(
+        error.message().contains("not made over MCP"),
+        "{}",
+        error.message()
+    );
+}
