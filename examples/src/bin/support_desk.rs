@@ -264,7 +264,7 @@ examples/policy.toml, a scripted approver and an audit trail, verified at the en
 apply; a call the policy asks about is put to the client's user (elicitation), or denied
 when the client cannot ask. A session acts for the user and roles of the x-support-user and
 x-support-roles headers (desk-agent, agent by default) in the scope of x-support-intent
-(complaint by default). --page-size N: at most N tools per tools/list page.";
+(complaint by default), in the session x-support-session names (the MCP session otherwise). --page-size N: at most N tools per tools/list page.";
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
@@ -513,9 +513,12 @@ fn desk_session(request: &SessionRequest<'_>) -> Result<Session, Refused> {
         .map(str::trim)
         .filter(|role| !role.is_empty())
         .fold(Principal::new(user), Principal::with_role);
-    let id = request
-        .mcp_session_id()
-        .map_or_else(|| format!("mcp-{user}"), |id| format!("mcp-{id}"));
+    // A stateless server has no MCP session id: the client names its session.
+    let id = match (request.header("x-support-session"), request.mcp_session_id()) {
+        (Some(session), _) => format!("desk-{session}"),
+        (None, Some(id)) => format!("mcp-{id}"),
+        (None, None) => format!("mcp-{user}"),
+    };
     Ok(Session::new(id)
         .with_principal(principal)
         .with_scope(intent.scope()))

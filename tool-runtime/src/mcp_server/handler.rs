@@ -24,6 +24,7 @@ use tokio::sync::RwLock;
 
 use super::client::{ElicitingApprover, McpClient};
 use super::{McpServer, SessionRequest};
+use crate::approvals::SignedDecision;
 use crate::providers::mcp as lowered;
 use crate::{Observation, Outcome, Runtime, Scope, Session, ToolCall};
 
@@ -204,7 +205,11 @@ impl<D: Any + Send + Sync> Handler<D> {
         let spec = runtime.registry().get(name).map(|tool| tool.spec());
         // Calls that must run alone wait for the session's other calls; reads share.
         let lock = self.shared.lock_of(session.id());
-        let report = if spec.is_some_and(|spec| spec.execution().parallel_safe()) {
+        let report = if let Some(decision) = decision_of(&request, &context) {
+            // A person's signed decision about a call left pending: resumed, not run anew.
+            let _alone = lock.write().await;
+            runtime.resume(&session, [decision]).await
+        } else if spec.is_some_and(|spec| spec.execution().parallel_safe()) {
             let _reading = lock.read().await;
             runtime
                 .execute_with_cancel(&session, [call], context.ct.clone())
@@ -268,6 +273,19 @@ fn result_of(observation: &Observation, structured: bool) -> CallToolResult {
         }
         _ => CallToolResult::error(vec![ContentBlock::text(observation.text_for_model())]),
     }
+}
+
+/// The `_meta` key under which a `tools/call` carries a signed decision about a pending call.
+pub(crate) const DECISION_META: &str = "io.tool-runtime/decision";
+
+/// The signed decision the request carries, if any.
+fn decision_of(
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Option<SignedDecision> {
+    let in_request = request.meta.as_ref().and_then(|meta| meta.get(DECISION_META));
+    let token = in_request.or_else(|| context.meta.get(DECISION_META))?;
+    token.as_str().map(|token| SignedDecision::from(token.to_owned()))
 }
 
 /// The request's JSON-RPC id, as text.

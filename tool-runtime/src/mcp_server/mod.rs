@@ -53,6 +53,11 @@
 //! - A call the policy asks about is put to the client's user as an elicitation when the
 //!   client supports it (approve, deny, or edit the arguments); otherwise the runtime's
 //!   approver answers, and without one the ask is denied as in a session nobody watches.
+//! - A call the approver left pending (`approval_pending`, with its request id) is resumed
+//!   by calling the same tool again with a person's signed decision
+//!   ([`Runtime::sign_decision`]) in the request's `_meta`, under
+//!   `"io.tool-runtime/decision"`: the call runs as [`Runtime::resume`] runs it (the kept
+//!   arguments, once), on any server process that shares the approval store and the keys.
 //! - Calls of one session that must run alone (writes, `exclusive` tools) wait for each other
 //!   across requests, as within a turn; read-only calls run alongside each other.
 
