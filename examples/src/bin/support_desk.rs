@@ -514,7 +514,10 @@ fn desk_session(request: &SessionRequest<'_>) -> Result<Session, Refused> {
         .filter(|role| !role.is_empty())
         .fold(Principal::new(user), Principal::with_role);
     // A stateless server has no MCP session id: the client names its session.
-    let id = match (request.header("x-support-session"), request.mcp_session_id()) {
+    let id = match (
+        request.header("x-support-session"),
+        request.mcp_session_id(),
+    ) {
         (Some(session), _) => format!("desk-{session}"),
         (None, Some(id)) => format!("mcp-{id}"),
         (None, None) => format!("mcp-{user}"),

@@ -283,9 +283,14 @@ fn decision_of(
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Option<SignedDecision> {
-    let in_request = request.meta.as_ref().and_then(|meta| meta.get(DECISION_META));
+    let in_request = request
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get(DECISION_META));
     let token = in_request.or_else(|| context.meta.get(DECISION_META))?;
-    token.as_str().map(|token| SignedDecision::from(token.to_owned()))
+    token
+        .as_str()
+        .map(|token| SignedDecision::from(token.to_owned()))
 }
 
 /// The request's JSON-RPC id, as text.
