@@ -8,7 +8,6 @@
 //! pinned in `tests/vendor/requirements.txt`).
 
 #[path = "mcp/common.rs"]
-#[allow(dead_code, reason = "each test file uses part of the shared helpers")]
 mod common;
 
 use std::path::{Path, PathBuf};
