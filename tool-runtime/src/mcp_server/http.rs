@@ -93,6 +93,36 @@ impl HttpOptions {
     }
 }
 
+/// How many connections may wait to be accepted: a burst of clients connecting at once
+/// (tokio's default is 1,024, past which a connection waits a second for its SYN to be sent
+/// again). The system's own limit (`somaxconn`) still applies.
+const BACKLOG: u32 = 4096;
+
+/// A listening socket on the first of `address`'s addresses that binds.
+async fn listen(
+    address: impl tokio::net::ToSocketAddrs,
+) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for address in tokio::net::lookup_host(address).await? {
+        let socket = if address.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        match socket.bind(address).and_then(|()| socket.listen(BACKLOG)) {
+            Ok(listener) => return Ok(listener),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address names no socket address",
+        )
+    }))
+}
+
 /// A bound HTTP server, not yet serving: its address is known (bind port 0 for any free
 /// port), so a program can print it before it serves.
 pub struct HttpListener<D> {
@@ -116,7 +146,7 @@ impl<D: Any + Send + Sync> HttpListener<D> {
         address: impl tokio::net::ToSocketAddrs,
         options: HttpOptions,
     ) -> Result<Self, McpServeError> {
-        let listener = tokio::net::TcpListener::bind(address).await?;
+        let listener = listen(address).await?;
         Ok(Self {
             server,
             listener,
