@@ -58,8 +58,8 @@
 //! `--stateless` serves each request on its own (no MCP session: the client names its session
 //! with `x-support-session`); `--redis URL` keeps the idempotency claims and the pending
 //! approvals in Redis, so a write repeated on another process runs once; `--defer-approvals`
-//! leaves each ask the client cannot put to its user (no elicitation) pending, signed with the
-//! key `desk` from `SUPPORT_DESK_DECISION_SECRET`. `--sign-decision` reads the pending request
+//! leaves each ask the client cannot put to its user (no elicitation; with `--stateless`, every
+//! ask) pending, signed with the key `desk` from `SUPPORT_DESK_DECISION_SECRET`. `--sign-decision` reads the pending request
 //! from the Redis store and prints the signed decision, which the client sends back with the
 //! same tool call under `_meta` `io.tool-runtime/decision`, to any of the processes.
 #![allow(
@@ -312,7 +312,8 @@ client names its session with x-support-session). --redis URL keeps idempotency 
 pending approvals in that Redis server, so a write repeated on another process runs once
 and a call left pending on one is resumed on another. --defer-approvals leaves each ask the
 client cannot put to its user pending (approval_pending, with a request id) instead of
-denying it; the decision keys (id `desk`) come from SUPPORT_DESK_DECISION_SECRET (at least
+denying it (with --stateless, every ask: a request served on its own does not carry the
+client's capabilities, so nobody is asked by elicitation); the decision keys (id `desk`) come from SUPPORT_DESK_DECISION_SECRET (at least
 32 bytes, the same in every process). A pending call resumes when the client calls the tool
 again with the signed decision in the request's _meta under io.tool-runtime/decision.
 
