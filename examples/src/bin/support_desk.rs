@@ -59,9 +59,10 @@
 //! with `x-support-session`); `--redis URL` keeps the idempotency claims and the pending
 //! approvals in Redis, so a write repeated on another process runs once; `--defer-approvals`
 //! leaves each ask the client cannot put to its user (no elicitation; with `--stateless`, every
-//! ask) pending, signed with the key `desk` from `SUPPORT_DESK_DECISION_SECRET`. `--sign-decision` reads the pending request
-//! from the Redis store and prints the signed decision, which the client sends back with the
-//! same tool call under `_meta` `io.tool-runtime/decision`, to any of the processes.
+//! ask) pending, signed with the key `desk` from `SUPPORT_DESK_DECISION_SECRET`.
+//! `--sign-decision` reads the pending request from the Redis store and prints the signed
+//! decision, which the client sends back with the same tool call under `_meta`
+//! `io.tool-runtime/decision`, to any of the processes.
 #![allow(
     clippy::print_stderr,
     reason = "a command-line program reports its own failures"
@@ -313,9 +314,10 @@ pending approvals in that Redis server, so a write repeated on another process r
 and a call left pending on one is resumed on another. --defer-approvals leaves each ask the
 client cannot put to its user pending (approval_pending, with a request id) instead of
 denying it (with --stateless, every ask: a request served on its own does not carry the
-client's capabilities, so nobody is asked by elicitation); the decision keys (id `desk`) come from SUPPORT_DESK_DECISION_SECRET (at least
-32 bytes, the same in every process). A pending call resumes when the client calls the tool
-again with the signed decision in the request's _meta under io.tool-runtime/decision.
+client's capabilities, so nobody is asked by elicitation); the decision keys (id `desk`)
+come from SUPPORT_DESK_DECISION_SECRET (at least 32 bytes, the same in every process). A
+pending call resumes when the client calls the tool again with the signed decision in the
+request's _meta under io.tool-runtime/decision.
 
 --sign-decision REQUEST_ID approve|deny [--reason R] --redis URL finds the pending request
 in the Redis store, shows it on stderr and prints the decision, signed with the same secret.";
@@ -392,7 +394,12 @@ fn check_modes(options: &Options) -> Result<(), String> {
         if options.redis.is_none() {
             return Err("--sign-decision needs --redis URL: the store the request waits in".into());
         }
-        if options.mcp.is_some() || options.stateless || options.defer_approvals {
+        let serving = options.mcp.is_some() || options.stateless || options.defer_approvals;
+        let running = options.transcript.is_some()
+            || options.json
+            || options.audit.is_some()
+            || options.page_size.is_some();
+        if serving || running {
             return Err("--sign-decision signs one decision; it serves nothing".into());
         }
         return Ok(());

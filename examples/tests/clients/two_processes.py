@@ -64,7 +64,11 @@ class Router(httpx2.AsyncBaseTransport):
 def result(answer):
     """A tools/call result, as facts; an error's JSON is read."""
     texts = [block.text for block in answer.content if getattr(block, "type", "") == "text"]
-    facts = {"is_error": bool(answer.is_error), "texts": texts, "structured": answer.structured_content}
+    facts = {
+        "is_error": bool(answer.is_error),
+        "texts": texts,
+        "structured": answer.structured_content,
+    }
     if answer.is_error and texts:
         try:
             facts["error"] = json.loads(texts[0])["error"]
