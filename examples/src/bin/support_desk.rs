@@ -400,7 +400,9 @@ fn check_modes(options: &Options) -> Result<(), String> {
             || options.audit.is_some()
             || options.page_size.is_some();
         if serving || running {
-            return Err("--sign-decision signs one decision; it serves nothing".into());
+            return Err(
+                "--sign-decision signs one decision; it takes only --reason and --redis".into(),
+            );
         }
         return Ok(());
     }
