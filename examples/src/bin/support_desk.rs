@@ -41,6 +41,28 @@
 //! resume.
 //!
 //! When the reader of stdout goes away (`support_desk | head`), the program stops quietly.
+//!
+//! # Over MCP
+//!
+//! `--mcp` (stdio) and `--mcp-http ADDRESS` serve the desk's tools to an MCP client instead,
+//! with the same policy, previews and audit trail. Several processes can serve one client
+//! from behind one address:
+//!
+//! ```text
+//! export SUPPORT_DESK_DECISION_SECRET=...   # at least 32 bytes, the same for every process
+//! support_desk --mcp-http 127.0.0.1:8001 --stateless --redis redis://127.0.0.1/ --defer-approvals
+//! support_desk --mcp-http 127.0.0.1:8002 --stateless --redis redis://127.0.0.1/ --defer-approvals
+//! support_desk --sign-decision REQUEST_ID approve --redis redis://127.0.0.1/
+//! ```
+//!
+//! `--stateless` serves each request on its own (no MCP session: the client names its session
+//! with `x-support-session`); `--redis URL` keeps the idempotency claims and the pending
+//! approvals in Redis, so a write repeated on another process runs once; `--defer-approvals`
+//! leaves each ask the client cannot put to its user (no elicitation; with `--stateless`, every
+//! ask) pending, signed with the key `desk` from `SUPPORT_DESK_DECISION_SECRET`.
+//! `--sign-decision` reads the pending request from the Redis store and prints the signed
+//! decision, which the client sends back with the same tool call under `_meta`
+//! `io.tool-runtime/decision`, to any of the processes.
 #![allow(
     clippy::print_stderr,
     reason = "a command-line program reports its own failures"
@@ -62,7 +84,8 @@ use tool_runtime::approvals::{
 };
 use tool_runtime::audit::{JsonlAudit, verify_audit};
 use tool_runtime::gates::Policy;
-use tool_runtime::mcp_server::{McpServer, Refused, SessionRequest};
+use tool_runtime::idempotency::{Idempotency, RedisStore};
+use tool_runtime::mcp_server::{HttpOptions, McpServer, Refused, SessionRequest};
 use tool_runtime::{
     Arguments, BoxFuture, Observation, Principal, Runtime, RuntimeBuilder, Session, ToolCall,
     TurnReport,
@@ -243,6 +266,21 @@ struct Options {
     mcp: Option<Mcp>,
     /// Tools per `tools/list` page.
     page_size: Option<usize>,
+    /// The Redis server that holds idempotency claims and pending approvals.
+    redis: Option<String>,
+    /// Serve HTTP requests each on its own, without MCP sessions.
+    stateless: bool,
+    /// Leave the asks nobody can answer now pending, for a signed decision later.
+    defer_approvals: bool,
+    /// Sign a decision about a pending call instead of serving or running anything.
+    sign: Option<SignRequest>,
+}
+
+/// `--sign-decision REQUEST_ID approve|deny [--reason R]`.
+struct SignRequest {
+    request_id: String,
+    approve: bool,
+    reason: Option<String>,
 }
 
 /// How the desk is served over MCP.
@@ -252,7 +290,9 @@ enum Mcp {
 }
 
 const USAGE: &str = "usage: support_desk [--transcript FILE] [--json] [--audit FILE]
-       support_desk --mcp | --mcp-http ADDRESS [--page-size N] [--audit FILE]
+       support_desk --mcp | --mcp-http ADDRESS [--stateless] [--redis URL] [--defer-approvals]
+                    [--page-size N] [--audit FILE]
+       support_desk --sign-decision REQUEST_ID approve|deny [--reason R] --redis URL
 
 Runs a scripted support-desk session (the built-in one by default) with the policy
 examples/policy.toml, a scripted approver and an audit trail, verified at the end.
@@ -264,7 +304,23 @@ examples/policy.toml, a scripted approver and an audit trail, verified at the en
 apply; a call the policy asks about is put to the client's user (elicitation), or denied
 when the client cannot ask. A session acts for the user and roles of the x-support-user and
 x-support-roles headers (desk-agent, agent by default) in the scope of x-support-intent
-(complaint by default), in the session x-support-session names (the MCP session otherwise). --page-size N: at most N tools per tools/list page.";
+(complaint by default), in the session x-support-session names (the MCP session otherwise).
+--page-size N: at most N tools per tools/list page.
+
+Several processes behind one address can serve one client:
+--stateless (with --mcp-http) serves each request on its own, without MCP sessions (the
+client names its session with x-support-session). --redis URL keeps idempotency claims and
+pending approvals in that Redis server, so a write repeated on another process runs once
+and a call left pending on one is resumed on another. --defer-approvals leaves each ask the
+client cannot put to its user pending (approval_pending, with a request id) instead of
+denying it (with --stateless, every ask: a request served on its own does not carry the
+client's capabilities, so nobody is asked by elicitation); the decision keys (id `desk`)
+come from SUPPORT_DESK_DECISION_SECRET (at least 32 bytes, the same in every process). A
+pending call resumes when the client calls the tool again with the signed decision in the
+request's _meta under io.tool-runtime/decision.
+
+--sign-decision REQUEST_ID approve|deny [--reason R] --redis URL finds the pending request
+in the Redis store, shows it on stderr and prints the decision, signed with the same secret.";
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
@@ -273,6 +329,10 @@ fn options() -> Result<Options, String> {
         audit: None,
         mcp: None,
         page_size: None,
+        redis: None,
+        stateless: false,
+        defer_approvals: false,
+        sign: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -295,11 +355,72 @@ fn options() -> Result<Options, String> {
                         .map_err(|_| format!("--page-size needs a number, not `{size}`"))?,
                 );
             }
+            "--redis" => options.redis = Some(args.next().ok_or("--redis needs a URL")?),
+            "--stateless" => options.stateless = true,
+            "--defer-approvals" => options.defer_approvals = true,
+            "--sign-decision" => {
+                let request_id = args
+                    .next()
+                    .ok_or("--sign-decision needs a request id and approve or deny")?;
+                let approve = match args.next().as_deref() {
+                    Some("approve") => true,
+                    Some("deny") => false,
+                    _ => return Err("--sign-decision REQUEST_ID needs approve or deny".into()),
+                };
+                options.sign = Some(SignRequest {
+                    request_id,
+                    approve,
+                    reason: None,
+                });
+            }
+            "--reason" => {
+                let reason = args.next().ok_or("--reason needs a text")?;
+                match &mut options.sign {
+                    Some(sign) if !sign.approve => sign.reason = Some(reason),
+                    _ => return Err("--reason goes after --sign-decision REQUEST_ID deny".into()),
+                }
+            }
             "--help" | "-h" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; try --help")),
         }
     }
+    check_modes(&options)?;
     Ok(options)
+}
+
+/// Refuses flags that mean nothing in the mode asked for, so a typo never runs another mode.
+fn check_modes(options: &Options) -> Result<(), String> {
+    if options.sign.is_some() {
+        if options.redis.is_none() {
+            return Err("--sign-decision needs --redis URL: the store the request waits in".into());
+        }
+        let serving = options.mcp.is_some() || options.stateless || options.defer_approvals;
+        let running = options.transcript.is_some()
+            || options.json
+            || options.audit.is_some()
+            || options.page_size.is_some();
+        if serving || running {
+            return Err(
+                "--sign-decision signs one decision; it takes only --reason and --redis".into(),
+            );
+        }
+        return Ok(());
+    }
+    if options.mcp.is_none() {
+        for (set, flag) in [
+            (options.redis.is_some(), "--redis"),
+            (options.stateless, "--stateless"),
+            (options.defer_approvals, "--defer-approvals"),
+        ] {
+            if set {
+                return Err(format!("{flag} goes with --mcp or --mcp-http; try --help"));
+            }
+        }
+    }
+    if options.stateless && !matches!(options.mcp, Some(Mcp::Http(_))) {
+        return Err("--stateless goes with --mcp-http: a stdio server has one client".into());
+    }
+    Ok(())
 }
 
 /// Why the program stopped.
@@ -325,6 +446,17 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(sign) = &options.sign {
+        // `check_modes` made sure the store is named.
+        let url = options.redis.as_deref().unwrap_or_default();
+        return match sign_decision(sign, url).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("{message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let (audit_path, keep_audit) = match &options.audit {
         Some(path) => (path.clone(), true),
         None => (temporary_audit_file(), false),
@@ -446,7 +578,9 @@ fn with_previews(builder: RuntimeBuilder<SupportDeps>) -> RuntimeBuilder<Support
 
 /// Serves the desk's tools over MCP until the client goes away (stdio) or the process is
 /// stopped (HTTP), with the desk's policy, previews and audit trail. Nobody is scripted to
-/// approve: the client's user is asked (elicitation), or the ask is denied.
+/// approve: the client's user is asked (elicitation); otherwise the ask is left pending
+/// (`--defer-approvals`) or denied. With `--redis`, idempotency claims and pending approvals
+/// live in Redis, shared with every process that names the same server.
 async fn serve_mcp(mcp: &Mcp, options: &Options, audit_path: &Path) -> Result<(), Failure> {
     let policy =
         Policy::from_toml_file(POLICY).map_err(|error| Failure::Other(error.to_string()))?;
@@ -460,7 +594,19 @@ async fn serve_mcp(mcp: &Mcp, options: &Options, audit_path: &Path) -> Result<()
     // The carrier answers within the label tool's timeout here, in four steps a client sees
     // as progress.
     deps.label_latency = Duration::from_millis(1200);
-    let runtime = with_previews(Runtime::builder(deps).policy(policy).audit(Arc::new(audit)))
+    let mut builder = with_previews(Runtime::builder(deps).policy(policy).audit(Arc::new(audit)));
+    if let Some(url) = &options.redis {
+        let store = connect_redis(url).await.map_err(Failure::Other)?;
+        builder = builder
+            .idempotency(Idempotency::new(store.clone()))
+            .approval_store(store);
+    }
+    if options.defer_approvals {
+        builder = builder
+            .decision_keys(shared_keys().map_err(Failure::Other)?)
+            .approver(DeferringApprover);
+    }
+    let runtime = builder
         .build()
         .map_err(|error| Failure::Other(format!("cannot build the runtime: {error}")))?;
     let mut server = McpServer::new(runtime)
@@ -476,8 +622,13 @@ async fn serve_mcp(mcp: &Mcp, options: &Options, audit_path: &Path) -> Result<()
             .await
             .map_err(|error| Failure::Other(error.to_string())),
         Mcp::Http(address) => {
+            let http = if options.stateless {
+                HttpOptions::default().stateless()
+            } else {
+                HttpOptions::default()
+            };
             let listener = server
-                .bind(address.as_str())
+                .bind_with(address.as_str(), http)
                 .await
                 .map_err(|error| Failure::Other(error.to_string()))?;
             let url = listener
@@ -493,6 +644,177 @@ async fn serve_mcp(mcp: &Mcp, options: &Options, audit_path: &Path) -> Result<()
                 .map_err(|error| Failure::Other(error.to_string()))
         }
     }
+}
+
+/// The environment variable holding the secret that signs decisions (`--defer-approvals`,
+/// `--sign-decision`).
+const SECRET_VARIABLE: &str = "SUPPORT_DESK_DECISION_SECRET";
+
+/// The decision keys every desk process shares: key id `desk`, the secret from
+/// [`SECRET_VARIABLE`] (its bytes as given, at least 32).
+fn shared_keys() -> Result<DecisionKeys, String> {
+    let secret = std::env::var(SECRET_VARIABLE).map_err(|_| {
+        format!(
+            "{SECRET_VARIABLE} is not set: decisions are signed with it (at least 32 bytes, \
+             the same in every process that resumes calls)"
+        )
+    })?;
+    DecisionKeys::try_new("desk", secret.into_bytes())
+        .map_err(|error| format!("{SECRET_VARIABLE} cannot sign decisions: {error}"))
+}
+
+async fn connect_redis(url: &str) -> Result<RedisStore, String> {
+    RedisStore::connect(url)
+        .await
+        .map_err(|error| format!("cannot use the Redis store at {url}: {error}"))
+}
+
+/// The approver of `--defer-approvals`: every ask the client's user cannot answer now
+/// (elicitation answers it first when the client has it) waits for a signed decision.
+struct DeferringApprover;
+
+impl Approver for DeferringApprover {
+    fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        Box::pin(async { Approval::Pending })
+    }
+}
+
+/// `--sign-decision`: finds the pending request in the Redis store, shows it on stderr (what
+/// the person decides about) and prints the signed decision on stdout.
+async fn sign_decision(sign: &SignRequest, url: &str) -> Result<(), String> {
+    let keys = shared_keys()?;
+    let store = connect_redis(url).await?;
+    let session = session_of_request(url, store.prefix(), &sign.request_id).await?;
+    let pending = store
+        .pending(&session)
+        .await
+        .map_err(|error| format!("cannot read the pending approvals: {error}"))?
+        .into_iter()
+        .find(|pending| pending.request_id == sign.request_id)
+        .ok_or_else(|| {
+            format!(
+                "request {} was decided meanwhile: it waits no more",
+                sign.request_id
+            )
+        })?;
+    // Signing needs only the keys; the runtime is the desk's so the claims are the same.
+    let runtime = Runtime::builder(SupportDeps::demo())
+        .decision_keys(keys)
+        .approval_store(store)
+        .build()
+        .map_err(|error| format!("cannot build the runtime: {error}"))?;
+    let approval = if sign.approve {
+        Approval::Approve
+    } else {
+        Approval::Deny(
+            sign.reason
+                .clone()
+                .unwrap_or_else(|| "denied by the desk's supervisor".to_owned()),
+        )
+    };
+    let decision = if sign.approve { "approve" } else { "deny" };
+    eprintln!(
+        "{decision} {} {} in session {} ({})",
+        pending.tool, pending.arguments, pending.session, pending.reason
+    );
+    let signed = runtime
+        .sign_decision(&pending, approval)
+        .map_err(|error| format!("cannot sign the decision: {error}"))?;
+    let mut stdout = io::stdout().lock();
+    writeln!(stdout, "{}", signed.as_str())
+        .and_then(|()| stdout.flush())
+        .map_err(|error| format!("cannot write to stdout: {error}"))
+}
+
+/// The session a pending request waits in, found by its id alone: the store keeps it under
+/// `<prefix>:approval:<session>:<request id>` (session and id escaped, `%` as `%25`, `:` as
+/// `%3A`), so a key scan for that suffix names the session.
+async fn session_of_request(url: &str, prefix: &str, request_id: &str) -> Result<String, String> {
+    let key_start = format!("{prefix}:approval:");
+    let key_end = format!(":{}", escape_segment(request_id));
+    let pattern = format!("{}*{}", glob_literal(&key_start), glob_literal(&key_end));
+    let scan = async {
+        let client = redis::Client::open(url)?;
+        let mut connection = client.get_multiplexed_async_connection().await?;
+        let mut keys: Vec<String> = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut connection)
+                .await?;
+            keys.extend(found);
+            if next == 0 {
+                return Ok::<_, redis::RedisError>(keys);
+            }
+            cursor = next;
+        }
+    };
+    let keys = tokio::time::timeout(Duration::from_secs(10), scan)
+        .await
+        .map_err(|_| format!("the Redis server at {url} did not answer within 10 s"))?
+        .map_err(|error| format!("cannot search the Redis server at {url}: {error}"))?;
+    let mut sessions: Vec<String> = keys
+        .iter()
+        .filter_map(|key| key.strip_prefix(&key_start)?.strip_suffix(&key_end))
+        .map(unescape_segment)
+        .collect();
+    // SCAN may name a key twice.
+    sessions.sort_unstable();
+    sessions.dedup();
+    match sessions.as_slice() {
+        [session] => Ok(session.clone()),
+        [] => Err(format!(
+            "no call waits under request {request_id} (decided already, expired, or another store)"
+        )),
+        _ => Err(format!(
+            "request {request_id} waits in several sessions: {}",
+            sessions.join(", ")
+        )),
+    }
+}
+
+/// A key segment as the Redis store writes it: `%` as `%25`, `:` as `%3A`.
+fn escape_segment(text: &str) -> String {
+    text.replace('%', "%25").replace(':', "%3A")
+}
+
+/// The segment [`escape_segment`] wrote, read back.
+fn unescape_segment(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('%') {
+        plain.push_str(&rest[..at]);
+        let after = &rest[at..];
+        if let Some(tail) = after.strip_prefix("%3A") {
+            plain.push(':');
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix("%25") {
+            plain.push('%');
+            rest = tail;
+        } else {
+            plain.push('%');
+            rest = &after[1..];
+        }
+    }
+    plain.push_str(rest);
+    plain
+}
+
+/// `text` matched literally in a `SCAN MATCH` pattern (its glob characters escaped).
+fn glob_literal(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
 }
 
 /// The session an MCP request is served in: the user and roles its headers name, in the
