@@ -282,3 +282,73 @@ async fn a_call_not_made_over_mcp_has_no_client_to_ask() {
         error.message()
     );
 }
+
+/// One raw HTTP/1.1 POST of an `initialize` to `/mcp` with these `Host` and `Origin`; the
+/// status code and the `Mcp-Session-Id` of the answer.
+async fn initialize_over_http(
+    address: std::net::SocketAddr,
+    host: &str,
+    origin: Option<&str>,
+) -> (u16, Option<String>) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let origin = origin.map_or_else(String::new, |origin| format!("Origin: {origin}\r\n"));
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    stream.write_all(request.as_bytes()).await.expect("writes");
+    let mut answer = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer)
+        .await
+        .expect("reads");
+    let answer = String::from_utf8_lossy(&answer);
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let session = answer.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_owned())
+    });
+    (status, session)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_refuses_foreign_hosts_and_origins_and_gives_unguessable_session_ids() {
+    let (runtime, _) = runtime();
+    let listener = McpServer::new(runtime)
+        .bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let address = listener.local_addr().expect("an address");
+    assert!(address.ip().is_loopback());
+    let serving = listener.serve();
+    assert_send(&serving);
+    tokio::spawn(serving);
+    let local = format!("127.0.0.1:{}", address.port());
+    let local_origin = format!("http://127.0.0.1:{}", address.port());
+
+    let (status, _) = initialize_over_http(address, "evil.example.com", None).await;
+    assert_eq!(status, 403, "a foreign Host (DNS rebinding)");
+    let (status, _) = initialize_over_http(address, &local, Some("http://evil.example.com")).await;
+    assert_eq!(status, 403, "a foreign browser Origin");
+    let (status, first) = initialize_over_http(address, &local, Some(&local_origin)).await;
+    assert_eq!(status, 200);
+    let (status, second) = initialize_over_http(address, &local, None).await;
+    assert_eq!(status, 200);
+    let (first, second) = (first.expect("a session id"), second.expect("a session id"));
+    assert_ne!(first, second);
+    // A random (version 4) UUID: 122 random bits.
+    assert_eq!(first.len(), 36, "{first}");
+    assert_eq!(first.chars().nth(14), Some('4'), "{first}");
+}

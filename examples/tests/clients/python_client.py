@@ -133,7 +133,11 @@ async def session_calls(session, observed, change_scope):
     facts["cancelled"] = {
         "reports_at_cancel": reports_at_cancel,
         "reports_after_cancel": len(cancelled_progress) - reports_at_cancel,
-        "logs_after_cancel": observed.logs[logs_before:],
+        # Over HTTP a log travels on the session's stream and may arrive after its call's
+        # result: only the cancelled call's own log counts.
+        "logs_after_cancel": [
+            log for log in observed.logs[logs_before:] if "A-1032" in str(log["data"])
+        ],
         "next_call": result(await session.call_tool("get_order_status", {"order_id": "A-1000"})),
     }
 

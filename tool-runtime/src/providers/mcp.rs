@@ -64,14 +64,12 @@ pub fn tool_entry(spec: &ToolSpec, lowered: &LoweredTool) -> Value {
 }
 
 /// A tool's output schema as MCP takes it: an object root (a tool returning a number or a
-/// string has none), without the noise keywords.
+/// string has none), in the portable spelling strict clients check
+/// ([`super::lower::mcp_output_schema`]).
 fn output_schema(schema: &Value) -> Option<Value> {
     let object = schema.as_object()?;
     if object.get("type").and_then(Value::as_str) != Some("object") {
         return None;
     }
-    let mut object = object.clone();
-    object.remove("$schema");
-    object.remove("title");
-    Some(Value::Object(object))
+    Some(super::lower::mcp_output_schema(schema))
 }

@@ -51,6 +51,39 @@ pub fn lower(spec: &ToolSpec, target: Target) -> Result<LoweredTool, LoweringErr
     lower_boxed(spec, target).map_err(|failure| *failure)
 }
 
+/// A tool's output schema as MCP clients validate results against it: the internal form (one
+/// spelling of nullability, `anyOf` with a `null` branch, where schemars writes
+/// `"type": [T, "null"]`, which strict clients flag as unportable), without the numeric
+/// formats schemars names (`uint64`, `int32`, `double`), which JSON Schema does not define and
+/// validators warn about (the range they stand for is kept as `minimum`/`maximum`).
+pub(crate) fn mcp_output_schema(schema: &Value) -> Value {
+    let mut schema = normal::prepare(schema);
+    walk::strip_hidden(&mut schema);
+    drop_numeric_formats(&mut schema);
+    schema
+}
+
+fn drop_numeric_formats(schema: &mut Value) {
+    const NUMERIC: &[&str] = &[
+        "int", "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32",
+        "uint64", "uint128", "float", "double",
+    ];
+    match schema {
+        Value::Object(object) => {
+            if object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| NUMERIC.contains(&format))
+            {
+                object.shift_remove("format");
+            }
+            object.values_mut().for_each(drop_numeric_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_numeric_formats),
+        _ => {}
+    }
+}
+
 /// A [`LoweringError`], boxed while it travels up the lowering (it is large).
 type Failure = Box<LoweringError>;
 
