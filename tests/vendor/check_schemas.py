@@ -8,7 +8,8 @@ that must pass it and on schemas that must fail it, so a check that cannot fail 
 
 Targets and checks (the versions are pinned in requirements.txt beside this file):
 
-- every target: the root is an object schema, no `$schema`, no boolean sub-schema
+- every target: the root is an object schema, no `$schema` (MCP's root names the 2020-12
+  dialect, and only that), no boolean sub-schema
   (`common`); all but `gemini_parameters`: JSON Schema 2020-12 meta-validation
   (`jsonschema_2020_12`).
 - `openai_strict`: OpenAI's strict normaliser (`openai_strict_normaliser`) and the
@@ -133,6 +134,16 @@ def first_difference(before: Any, after: Any, pointer: str = "") -> str | None:
     if type(before) is type(after) and before == after:
         return None
     return f"{pointer or '/'}: {json.dumps(before)} -> {json.dumps(after)}"
+
+
+DIALECT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def check_common_mcp(schema: Any) -> None:
+    """MCP: the root names the 2020-12 dialect, and the rest is as every target's."""
+    if not isinstance(schema, dict) or schema.get("$schema") != DIALECT_2020_12:
+        raise Failure(f"the root's `$schema` is not {DIALECT_2020_12}")
+    check_common({key: value for key, value in schema.items() if key != "$schema"})
 
 
 def check_common(schema: Any) -> None:
@@ -267,7 +278,7 @@ def genai_schema(schema: Any) -> None:
 
 CHECKS: dict[str, list[tuple[str, Callable[[Any], None]]]] = {target: [] for target in TARGETS}
 for _target in TARGETS:
-    CHECKS[_target].append(("common", check_common))
+    CHECKS[_target].append(("common", check_common_mcp if _target == "mcp" else check_common))
     if _target != "gemini_parameters":
         CHECKS[_target].append(("jsonschema_2020_12", check_meta))
 CHECKS["openai_strict"] += [
@@ -391,9 +402,21 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
     ("mcp", {"type": "object", "additionalProperties": True}, {"common"}),
     ("mcp", {"type": "object", "properties": {"l": {"type": "array", "items": False}}}, {"common"}),
     ("mcp", {"type": "object", "properties": {"x": {"type": "strnig"}}}, {"jsonschema_2020_12"}),
+    # `"$schema": None`: no dialect named at all (see `_as_exported`).
+    ("mcp", {"$schema": None, "type": "object"}, {"common"}),
+    ("mcp", {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}, {"common"}),
     (
         "mcp",
-        {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"},
+        {
+            "$schema": DIALECT_2020_12,
+            "type": "object",
+            "properties": {"x": {"$schema": DIALECT_2020_12, "type": "string"}},
+        },
+        {"common"},
+    ),
+    (
+        "openai_strict",
+        {"$schema": DIALECT_2020_12, "type": "object", "additionalProperties": False},
         {"common"},
     ),
     # An optional property: both normalisers make it required.
@@ -521,10 +544,23 @@ SELF_TEST: list[tuple[str, Any, set[str]]] = [
 ]
 
 
+def _as_exported(target: str, schema: Any) -> Any:
+    """A self-test schema as its target's export has it: an MCP root names the 2020-12 dialect
+    unless the case names another (`None`: names none)."""
+    if target != "mcp" or not isinstance(schema, dict):
+        return schema
+    if "$schema" not in schema:
+        return {"$schema": DIALECT_2020_12, **schema}
+    if schema["$schema"] is None:
+        return {key: value for key, value in schema.items() if key != "$schema"}
+    return schema
+
+
 def self_test() -> list[str]:
     """Each self-test schema fails exactly the checks it names; what went otherwise."""
     problems = []
     for index, (target, schema, expected) in enumerate(SELF_TEST):
+        schema = _as_exported(target, schema)
         failures = check_export({"tool": f"self_test_{index}", "target": target, "schema": schema})
         failed = {failure["check"] for failure in failures}
         if failed != expected:

@@ -649,6 +649,10 @@ fn check(case: &Case, canonical: &Value, target: Target, lowered: &LoweredTool) 
         if target == Target::OpenAiStrict {
             empty["required"] = json!([]);
         }
+        if target == Target::Mcp {
+            empty = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object", "properties": {}, "additionalProperties": false});
+        }
         assert_eq!(parameters, &empty, "{what}");
     }
     assert_eq!(parameters["type"], "object", "{what}: the root");

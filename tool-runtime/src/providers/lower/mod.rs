@@ -99,6 +99,7 @@ fn lower_boxed(spec: &ToolSpec, target: Target) -> Result<LoweredTool, Failure> 
                 schema["required"] = Value::Array(Vec::new());
                 schema
             }),
+            Target::Mcp => Some(mcp::declared(empty_object_schema())),
             _ => Some(empty_object_schema()),
         }
     } else {

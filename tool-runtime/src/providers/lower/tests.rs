@@ -103,6 +103,10 @@ fn a_tool_without_parameters_is_the_empty_object_or_nothing_for_gemini() {
             Target::OpenAiStrict => Some(json!({
                 "type": "object", "properties": {}, "additionalProperties": false, "required": []
             })),
+            Target::Mcp => Some(json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object", "properties": {}, "additionalProperties": false
+            })),
             _ => Some(empty.clone()),
         };
         assert_eq!(lowered.parameters, expected, "{target}");
