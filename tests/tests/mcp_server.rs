@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::assert_send;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-use tool_runtime::client::{ClientError, Elicitation, Progress, SamplingRequest};
+use tool_runtime::client::{ClientError, Elicitation, LogLevel, Progress, SamplingRequest};
 use tool_runtime::mcp_server::McpServer;
 use tool_runtime::{
     Content, Contents, RunContext, Runtime, Session, ToolCall, ToolError, tool, tools,
@@ -76,11 +76,20 @@ async fn mcp_asks(ctx: RunContext) -> Result<String, ToolError> {
     }
 }
 
+/// Logs at three levels.
+#[tool(read_only)]
+async fn mcp_logs(ctx: RunContext) -> &'static str {
+    ctx.log(LogLevel::Debug, "a detail").await;
+    ctx.log(LogLevel::Info, "a step").await;
+    ctx.log(LogLevel::Warning, json!({"slow": true})).await;
+    "logged"
+}
+
 fn runtime() -> (Runtime<Deps>, Arc<Deps>) {
     let deps = Arc::new(Deps::default());
     let runtime = Runtime::builder_shared(Arc::clone(&deps))
         .inventory(false)
-        .tools(tools![mcp_record, mcp_read, mcp_chart, mcp_asks])
+        .tools(tools![mcp_record, mcp_read, mcp_chart, mcp_asks, mcp_logs])
         .build()
         .expect("builds");
     (runtime, deps)
@@ -136,13 +145,25 @@ impl Client {
 
     /// Sends one request and returns its answer.
     async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.request_seeing(id, method, params).await.0
+    }
+
+    /// Sends one request; its answer and the notifications that came before it.
+    async fn request_seeing(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: Value,
+    ) -> (Value, Vec<Value>) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
+        let mut seen = Vec::new();
         loop {
             let answer = self.next().await;
             if answer["id"] == id {
-                return answer;
+                return (answer, seen);
             }
+            seen.push(answer);
         }
     }
 }
@@ -252,7 +273,8 @@ async fn unknown_tools_and_foreign_cursors_are_invalid_params() {
     let second = client
         .request(3, "tools/list", json!({"cursor": cursor}))
         .await;
-    assert_eq!(second["result"]["tools"][0]["name"], "mcp_read");
+    assert_eq!(second["result"]["tools"][0]["name"], "mcp_logs");
+    assert_eq!(second["result"]["tools"][1]["name"], "mcp_read");
     let last = client
         .request(
             4,
@@ -260,7 +282,8 @@ async fn unknown_tools_and_foreign_cursors_are_invalid_params() {
             json!({"cursor": second["result"]["nextCursor"]}),
         )
         .await;
-    assert_eq!(last["result"]["tools"].as_array().map(Vec::len), Some(1));
+    assert_eq!(last["result"]["tools"][0]["name"], "mcp_record");
+    assert_eq!(last["result"]["tools"].as_array().map(Vec::len), Some(2));
     assert!(last["result"].get("nextCursor").is_none(), "{last}");
     let foreign = client
         .request(5, "tools/list", json!({"cursor": "page-2"}))
@@ -351,4 +374,43 @@ async fn http_refuses_foreign_hosts_and_origins_and_gives_unguessable_session_id
     // A random (version 4) UUID: 122 random bits.
     assert_eq!(first.len(), 36, "{first}");
     assert_eq!(first.chars().nth(14), Some('4'), "{first}");
+}
+
+#[tokio::test]
+async fn log_messages_follow_the_level_the_client_set() {
+    let (runtime, _) = runtime();
+    let mut client = Client::start(McpServer::new(runtime)).await;
+    let levels = |seen: &[Value]| -> Vec<String> {
+        seen.iter()
+            .filter(|message| message["method"] == "notifications/message")
+            .map(|message| {
+                assert_eq!(message["params"]["logger"], "mcp_logs");
+                message["params"]["level"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let call = json!({"name": "mcp_logs", "arguments": {}});
+    let (_, seen) = client.request_seeing(1, "tools/call", call.clone()).await;
+    assert_eq!(
+        levels(&seen),
+        ["debug", "info", "warning"],
+        "every level until one is set"
+    );
+    let set = client
+        .request(2, "logging/setLevel", json!({"level": "warning"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let (answer, seen) = client.request_seeing(3, "tools/call", call).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "logged");
+    assert_eq!(levels(&seen), ["warning"]);
+    let warning = seen
+        .iter()
+        .find(|message| message["method"] == "notifications/message");
+    assert_eq!(
+        warning.map(|message| &message["params"]["data"]),
+        Some(&json!({"slow": true}))
+    );
 }

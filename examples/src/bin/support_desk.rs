@@ -299,7 +299,8 @@ examples/policy.toml, a scripted approver and an audit trail, verified at the en
 --audit FILE keeps the trail in FILE (appended to; a temporary file otherwise).
 
 --mcp serves the desk's tools to an MCP client on stdin and stdout; --mcp-http ADDRESS
-(127.0.0.1:8000; port 0 for any free one) over Streamable HTTP at /mcp, printing
+(127.0.0.1:8000, or a bare port for 127.0.0.1; port 0 for any free one) over Streamable
+HTTP at /mcp, printing
 `listening on http://ADDRESS/mcp` once it accepts connections. The same policy and audit
 apply; a call the policy asks about is put to the client's user (elicitation), or denied
 when the client cannot ask. A session acts for the user and roles of the x-support-user and
@@ -626,6 +627,11 @@ async fn serve_mcp(mcp: &Mcp, options: &Options, audit_path: &Path) -> Result<()
                 HttpOptions::default().stateless()
             } else {
                 HttpOptions::default()
+            };
+            // A bare port listens on loopback only.
+            let address = match address.parse::<u16>() {
+                Ok(port) => format!("127.0.0.1:{port}"),
+                Err(_) => address.clone(),
             };
             let listener = server
                 .bind_with(address.as_str(), http)

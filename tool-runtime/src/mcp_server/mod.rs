@@ -27,8 +27,10 @@
 //! }
 //! ```
 //!
-//! Over HTTP, [`McpServer::bind`] listens on a loopback address by default and checks the
-//! `Host` and `Origin` of each request (DNS rebinding); [`HttpOptions`] says otherwise.
+//! Over HTTP, [`McpServer::bind_local`] listens on `127.0.0.1` ([`McpServer::bind`] where you
+//! say), and every request's `Host` and browser `Origin` must be loopback ones (against DNS
+//! rebinding) unless [`HttpOptions`] allows others. Session ids (`Mcp-Session-Id`) are random
+//! version 4 UUIDs.
 //!
 //! # Sessions
 //!
@@ -232,6 +234,13 @@ impl<D: Any + Send + Sync> McpServer<D> {
             .await
             .map_err(|error| McpServeError::Stopped(error.to_string()))?;
         Ok(())
+    }
+
+    /// Listens on `127.0.0.1:port` (loopback only: nothing off this machine can connect; port
+    /// 0 for any free one) for Streamable HTTP with the default [`HttpOptions`]. Serve with
+    /// [`HttpListener::serve`].
+    pub async fn bind_local(self, port: u16) -> Result<HttpListener<D>, McpServeError> {
+        self.bind(("127.0.0.1", port)).await
     }
 
     /// Listens on `address` for Streamable HTTP with the default [`HttpOptions`] (loopback
