@@ -377,6 +377,29 @@ async fn http_refuses_foreign_hosts_and_origins_and_gives_unguessable_session_id
 }
 
 #[tokio::test]
+async fn every_server_future_is_send_and_a_server_stops_when_told() {
+    let (runtime, _) = runtime();
+    let server = McpServer::new(runtime);
+    assert_send(&server.clone().serve_stdio());
+    assert_send(&server.clone().bind("127.0.0.1:0"));
+    let options = tool_runtime::mcp_server::HttpOptions::default();
+    assert_send(&server.clone().bind_with("127.0.0.1:0", options));
+    let bound = server.bind_local(0);
+    assert_send(&bound);
+    let listener = bound.await.expect("binds");
+    let stop = tool_runtime::CancellationToken::new();
+    let serving = listener.serve_until(stop.clone());
+    assert_send(&serving);
+    let serving = tokio::spawn(serving);
+    stop.cancel();
+    let stopped = tokio::time::timeout(Duration::from_secs(5), serving).await;
+    assert!(
+        matches!(stopped, Ok(Ok(Ok(())))),
+        "the server did not stop: {stopped:?}"
+    );
+}
+
+#[tokio::test]
 async fn log_messages_follow_the_level_the_client_set() {
     let (runtime, _) = runtime();
     let mut client = Client::start(McpServer::new(runtime)).await;
