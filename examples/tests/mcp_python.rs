@@ -12,31 +12,13 @@ mod common;
 #[path = "mcp/session_checks.rs"]
 mod session_checks;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-use common::ServerProcess;
+use common::{ServerProcess, vendor_python};
 use session_checks::{check_narrowed, check_session, facts};
-
-/// The Python with the MCP SDK; a relative path is read from the workspace root.
-fn vendor_python() -> PathBuf {
-    let Some(python) = std::env::var_os("VENDOR_PYTHON") else {
-        panic!(
-            "VENDOR_PYTHON is not set: run `bash .ci/test.sh`, which installs the MCP Python SDK \
-             into target/vendor-venv and sets it, or set it to that environment's python"
-        );
-    };
-    let python = PathBuf::from(python);
-    if python.is_absolute() {
-        python
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(python)
-    }
-}
 
 /// Runs the client script with `args` and returns what it observed.
 fn client(args: &[&str]) -> Value {

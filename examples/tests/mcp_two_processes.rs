@@ -30,35 +30,17 @@ mod common;
 )]
 mod redis_server;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use common::{ServerProcess, run_with_timeout};
+use common::{ServerProcess, run_with_timeout, vendor_python};
 use redis_server::RedisServer;
 
 /// The secret both processes and `--sign-decision` sign with (at least 32 bytes).
 const SECRET: &str = "two-processes-test-secret-0123456789abcdef";
-
-/// The Python with the MCP SDK; a relative path is read from the workspace root.
-fn vendor_python() -> PathBuf {
-    let Some(python) = std::env::var_os("VENDOR_PYTHON") else {
-        panic!(
-            "VENDOR_PYTHON is not set: run `bash .ci/test.sh`, which installs the MCP Python SDK \
-             into target/vendor-venv and sets it, or set it to that environment's python"
-        );
-    };
-    let python = PathBuf::from(python);
-    if python.is_absolute() {
-        python
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(python)
-    }
-}
 
 /// A desk process serving statelessly over HTTP with its stores in `redis`.
 fn desk(redis: &str) -> ServerProcess {

@@ -365,3 +365,21 @@ impl Drop for ScratchDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The Python with the MCP SDK; a relative path is read from the workspace root.
+pub(crate) fn vendor_python() -> PathBuf {
+    let Some(python) = std::env::var_os("VENDOR_PYTHON") else {
+        panic!(
+            "VENDOR_PYTHON is not set: run `bash .ci/test.sh`, which installs the MCP Python SDK \
+             into target/vendor-venv and sets it, or set it to that environment's python"
+        );
+    };
+    let python = PathBuf::from(python);
+    if python.is_absolute() {
+        python
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(python)
+    }
+}
