@@ -285,6 +285,16 @@ async fn unknown_tools_and_foreign_cursors_are_invalid_params() {
     assert_eq!(last["result"]["tools"][0]["name"], "mcp_record");
     assert_eq!(last["result"]["tools"].as_array().map(Vec::len), Some(2));
     assert!(last["result"].get("nextCursor").is_none(), "{last}");
+    let not_an_object = client
+        .request(
+            6,
+            "tools/call",
+            json!({"name": "mcp_read", "arguments": "n=1"}),
+        )
+        .await;
+    assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
+    let unknown_method = client.request(7, "tools/frobnicate", json!({})).await;
+    assert_eq!(unknown_method["error"]["code"], -32601, "{unknown_method}");
     let foreign = client
         .request(5, "tools/list", json!({"cursor": "page-2"}))
         .await;

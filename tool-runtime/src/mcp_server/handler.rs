@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex, Weak};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -348,6 +348,26 @@ impl<D: Any + Send + Sync> ServerHandler for Handler<D> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await
+    }
+
+    /// A request rmcp could not read as one it knows: a `tools/call` whose params do not fit
+    /// (arguments that are not an object) is invalid params, not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let CustomRequest { method, .. } = request;
+        Err(match method.as_str() {
+            "tools/call" | "tools/list" => ErrorData::invalid_params(
+                format!(
+                    "the params of {method} do not fit: a tools/call takes `name` (a string) \
+                     and `arguments` (an object); a tools/list an optional `cursor` (a string)"
+                ),
+                None,
+            ),
+            _ => ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, method, None),
+        })
     }
 
     async fn set_level(

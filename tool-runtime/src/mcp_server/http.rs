@@ -64,6 +64,12 @@ impl HttpOptions {
     /// the runtime shared stores (Redis) so that a write repeated on another process still
     /// runs once and an approval left pending on one is resumed on another, and a session
     /// hook that finds the runtime session from the request (an `Mcp-Session-Id` is not sent).
+    ///
+    /// What needs a session does not work then: the client cannot be asked (no elicitation:
+    /// the policy's asks go to the runtime's approver), `logging/setLevel` lasts one request,
+    /// no `notifications/tools/list_changed` is sent, and a `notifications/cancelled` (which
+    /// may reach another process) stops nothing; a client that closes its connection still
+    /// cancels its call.
     #[must_use]
     pub fn stateless(mut self) -> Self {
         self.stateless = true;
