@@ -85,11 +85,28 @@ async fn mcp_logs(ctx: RunContext) -> &'static str {
     "logged"
 }
 
+/// Tells the client what it connects with, secret included.
+#[tool(read_only)]
+async fn mcp_leaky_log(ctx: RunContext) -> &'static str {
+    let dsn = "postgres://app:hunter2hunter2@db.internal:5432/orders";
+    ctx.report_progress(Progress::new(1.0).with_message(format!("connecting to {dsn}")))
+        .await;
+    ctx.log(LogLevel::Info, json!({"dsn": dsn})).await;
+    "connected"
+}
+
 fn runtime() -> (Runtime<Deps>, Arc<Deps>) {
     let deps = Arc::new(Deps::default());
     let runtime = Runtime::builder_shared(Arc::clone(&deps))
         .inventory(false)
-        .tools(tools![mcp_record, mcp_read, mcp_chart, mcp_asks, mcp_logs])
+        .tools(tools![
+            mcp_record,
+            mcp_read,
+            mcp_chart,
+            mcp_asks,
+            mcp_logs,
+            mcp_leaky_log
+        ])
         .build()
         .expect("builds");
     (runtime, deps)
@@ -273,8 +290,8 @@ async fn unknown_tools_and_foreign_cursors_are_invalid_params() {
     let second = client
         .request(3, "tools/list", json!({"cursor": cursor}))
         .await;
-    assert_eq!(second["result"]["tools"][0]["name"], "mcp_logs");
-    assert_eq!(second["result"]["tools"][1]["name"], "mcp_read");
+    assert_eq!(second["result"]["tools"][0]["name"], "mcp_leaky_log");
+    assert_eq!(second["result"]["tools"][1]["name"], "mcp_logs");
     let last = client
         .request(
             4,
@@ -282,9 +299,25 @@ async fn unknown_tools_and_foreign_cursors_are_invalid_params() {
             json!({"cursor": second["result"]["nextCursor"]}),
         )
         .await;
-    assert_eq!(last["result"]["tools"][0]["name"], "mcp_record");
-    assert_eq!(last["result"]["tools"].as_array().map(Vec::len), Some(2));
-    assert!(last["result"].get("nextCursor").is_none(), "{last}");
+    assert_eq!(last["result"]["tools"][0]["name"], "mcp_read");
+    let fourth = client
+        .request(
+            40,
+            "tools/list",
+            json!({"cursor": last["result"]["nextCursor"]}),
+        )
+        .await;
+    assert_eq!(fourth["result"]["tools"][0]["name"], "read_artifact");
+    assert!(fourth["result"].get("nextCursor").is_none(), "{fourth}");
+    let not_a_token = client
+        .request(
+            41,
+            "tools/call",
+            json!({"name": "mcp_read", "arguments": {"n": 1},
+                "_meta": {"io.tool-runtime/decision": 42}}),
+        )
+        .await;
+    assert_eq!(not_a_token["error"]["code"], -32602, "{not_a_token}");
     let not_an_object = client
         .request(
             6,
@@ -445,5 +478,79 @@ async fn log_messages_follow_the_level_the_client_set() {
     assert_eq!(
         warning.map(|message| &message["params"]["data"]),
         Some(&json!({"slow": true}))
+    );
+}
+
+#[tokio::test]
+async fn what_a_tool_tells_its_client_is_redacted() {
+    let (runtime, _) = runtime();
+    let mut client = Client::start(McpServer::new(runtime)).await;
+    let (answer, seen) = client
+        .request_seeing(
+            1,
+            "tools/call",
+            json!({"name": "mcp_leaky_log", "arguments": {}, "_meta": {"progressToken": "p"}}),
+        )
+        .await;
+    assert_eq!(answer["result"]["content"][0]["text"], "connected");
+    let sent = serde_json::to_string(&seen).expect("JSON");
+    assert!(
+        !sent.contains("hunter2"),
+        "a secret reached the client: {sent}"
+    );
+    let progress = seen
+        .iter()
+        .find(|message| message["method"] == "notifications/progress")
+        .expect("a progress notification");
+    assert!(
+        progress["params"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("[REDACTED:url_password]")),
+        "{progress}"
+    );
+    let log = seen
+        .iter()
+        .find(|message| message["method"] == "notifications/message")
+        .expect("a log message");
+    assert!(
+        log["params"]["data"]["dsn"]
+            .as_str()
+            .is_some_and(|dsn| dsn.contains("[REDACTED:url_password]")),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_server_without_a_session_hook_refuses_requests() {
+    let (runtime, _) = runtime();
+    let listener = McpServer::new(runtime)
+        .bind_with(
+            "127.0.0.1:0",
+            tool_runtime::mcp_server::HttpOptions::default().stateless(),
+        )
+        .await
+        .expect("binds");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(listener.serve());
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Mcp-Session-Id: someone-elses\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        address.port(),
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    stream.write_all(request.as_bytes()).await.expect("writes");
+    let mut answer = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer)
+        .await
+        .expect("reads");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.contains("keeps no MCP session") && !answer.contains("\"tools\""),
+        "{answer}"
     );
 }

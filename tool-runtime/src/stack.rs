@@ -38,6 +38,7 @@ use crate::limits::{self, Limits};
 use crate::observation::{Observation, Outcome};
 use crate::output::artifacts::ArtifactStore;
 use crate::output::redact::Redactor;
+use crate::output::redact_client::RedactingClient;
 use crate::output::{self, Policy};
 use crate::plan::{CallRef, Planned, PlannedContext};
 use crate::providers::Lowerings;
@@ -73,8 +74,12 @@ impl<D: Any + Send + Sync> Shared<D> {
             session.shared_id(),
             Some(Arc::clone(self) as Arc<dyn ToolInvoker>),
         );
+        // What tools send the client is redacted as their outputs are.
         let context = match session.client() {
-            Some(client) => context.with_client(Arc::clone(client)),
+            Some(client) => context.with_client(Arc::new(RedactingClient {
+                inner: Arc::clone(client),
+                redactor: Arc::clone(&self.redactor),
+            })),
             None => context,
         };
         // The calls tools make are gated as their session is: they read it back.

@@ -6,8 +6,10 @@
 // revision (SEP-2577); the revisions clients speak today (2025-06-18, 2025-11-25) have them.
 #![allow(deprecated)]
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -16,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RequestContext};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use tool_core::BoxFuture;
 use tool_core::client::{
     ClientError, ClientLink, Elicitation, Elicited, LogLevel, LogMessage, Progress, Sampled,
@@ -32,24 +35,49 @@ pub(crate) struct McpClient {
     log_level: Arc<AtomicU8>,
     can_sample: bool,
     can_elicit: bool,
+    /// The request's cancellation: a question to the client stops waiting when it fires.
+    cancel: CancellationToken,
+    /// How long a question waits for its answer.
+    timeout: Duration,
 }
 
 impl McpClient {
-    pub(crate) fn new(context: &RequestContext<RoleServer>, log_level: Arc<AtomicU8>) -> Self {
-        let capabilities = context
-            .peer
-            .peer_info()
-            .map(|info| info.capabilities.clone());
+    pub(crate) fn new(
+        context: &RequestContext<RoleServer>,
+        log_level: Arc<AtomicU8>,
+        timeout: Duration,
+    ) -> Self {
+        let info = context.peer.peer_info();
+        let capabilities = info.as_ref().map(|info| &info.capabilities);
         Self {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
             log_level,
-            can_sample: capabilities
-                .as_ref()
-                .is_some_and(|capabilities| capabilities.sampling.is_some()),
-            can_elicit: capabilities
-                .as_ref()
-                .is_some_and(|capabilities| capabilities.elicitation.is_some()),
+            can_sample: capabilities.is_some_and(|capabilities| capabilities.sampling.is_some()),
+            can_elicit: capabilities.is_some_and(|capabilities| capabilities.elicitation.is_some()),
+            cancel: context.ct.clone(),
+            timeout,
+        }
+    }
+
+    /// Waits for the client's answer to `question`, until the call is cancelled or the
+    /// timeout passes.
+    async fn ask<T, E: std::fmt::Display>(
+        &self,
+        question: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, ClientError> {
+        tokio::select! {
+            answer = tokio::time::timeout(self.timeout, question) => match answer {
+                Ok(Ok(answer)) => Ok(answer),
+                Ok(Err(error)) => Err(ClientError::Failed(error.to_string())),
+                Err(_) => Err(ClientError::Failed(format!(
+                    "the client did not answer within {:?}",
+                    self.timeout
+                ))),
+            },
+            () = self.cancel.cancelled() => Err(ClientError::Failed(
+                "the call was cancelled while the client was asked".to_owned(),
+            )),
         }
     }
 
@@ -133,11 +161,7 @@ impl ClientLink for McpClient {
             }
             let params: CreateMessageRequestParams = serde_json::from_value(params)
                 .map_err(|error| ClientError::Failed(format!("the request is invalid: {error}")))?;
-            let result = self
-                .peer
-                .create_message(params)
-                .await
-                .map_err(|error| ClientError::Failed(error.to_string()))?;
+            let result = self.ask(self.peer.create_message(params)).await?;
             let answer = serde_json::to_value(&result).unwrap_or(Value::Null);
             let content = answer.get("content").cloned().unwrap_or(Value::Null);
             let text = texts(&content);
@@ -163,11 +187,7 @@ impl ClientLink for McpClient {
                      string, number, boolean or enum properties): {error}"
                 ))
             })?;
-            let result = self
-                .peer
-                .create_elicitation(params)
-                .await
-                .map_err(|error| ClientError::Failed(error.to_string()))?;
+            let result = self.ask(self.peer.create_elicitation(params)).await?;
             Ok(match result.action {
                 ElicitationAction::Accept => {
                     Elicited::Accept(result.content.unwrap_or_else(|| json!({})))

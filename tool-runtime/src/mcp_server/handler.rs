@@ -7,7 +7,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use base64::Engine as _;
@@ -31,6 +31,12 @@ use crate::{Observation, Outcome, Runtime, Scope, Session, ToolCall};
 /// What every MCP session of one server shares.
 pub(crate) struct Shared<D> {
     server: McpServer<D>,
+    /// Requests are served with no MCP session (stateless HTTP): a session id the client
+    /// sends is not one rmcp checked, so it is not handed to the session hook.
+    stateless: bool,
+    /// Numbers the calls this server runs, so that two MCP sessions' JSON-RPC ids (which
+    /// repeat) never make one call id.
+    calls: AtomicU64,
     /// One lock per runtime session: calls that must run alone take it exclusively, reads
     /// shared, so that writes of one session never overlap across requests. Kept while some
     /// call holds it.
@@ -38,9 +44,11 @@ pub(crate) struct Shared<D> {
 }
 
 impl<D> Shared<D> {
-    pub(crate) fn new(server: McpServer<D>) -> Self {
+    pub(crate) fn new(server: McpServer<D>, stateless: bool) -> Self {
         Self {
             server,
+            stateless,
+            calls: AtomicU64::new(0),
             locks: Mutex::new(HashMap::new()),
         }
     }
@@ -94,8 +102,10 @@ impl<D: Any + Send + Sync> Handler<D> {
         let request = SessionRequest {
             headers,
             mcp_session_id: headers
+                .filter(|_| !self.shared.stateless)
                 .and_then(|headers| headers.get("mcp-session-id"))
                 .and_then(|id| id.to_str().ok()),
+            stateless: self.shared.stateless,
         };
         let session = (self.shared.server.sessions)(&request)
             .map_err(|refused| ErrorData::invalid_request(refused.0, None))?;
@@ -130,11 +140,17 @@ impl<D: Any + Send + Sync> Handler<D> {
     /// The session with the client's link and, for the asks of the policy, the client's
     /// user as approver when the client can elicit.
     fn with_client(&self, session: Session, context: &RequestContext<RoleServer>) -> Session {
-        let client = Arc::new(McpClient::new(context, Arc::clone(&self.log_level)));
+        let server = &self.shared.server;
+        let client = Arc::new(McpClient::new(
+            context,
+            Arc::clone(&self.log_level),
+            server.client_timeout,
+        ));
         let session = session.with_client(Arc::clone(&client) as _);
-        if !session.is_interactive() {
+        if !session.is_interactive() || session.approver().is_some() {
+            // The hook decided who answers (or that nobody can).
             session
-        } else if client.elicits() {
+        } else if server.elicit_approvals && client.elicits() {
             session.with_approver(ElicitingApprover::new(client))
         } else if self.shared.runtime().shared.gates.approver.is_none() {
             // Nobody can be asked: an ask is answered as in a session nobody watches.
@@ -201,11 +217,17 @@ impl<D: Any + Send + Sync> Handler<D> {
                 .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?,
             None => "{}".to_owned(),
         };
-        let call = ToolCall::new(format!("mcp-{}", request_id(&context)), name, arguments);
+        let number = self.shared.calls.fetch_add(1, Ordering::Relaxed);
+        let call = ToolCall::new(
+            format!("mcp-{number}-{}", request_id(&context)),
+            name,
+            arguments,
+        );
+        let decision = decision_of(&request, &context)?;
         let spec = runtime.registry().get(name).map(|tool| tool.spec());
         // Calls that must run alone wait for the session's other calls; reads share.
         let lock = self.shared.lock_of(session.id());
-        let report = if let Some(decision) = decision_of(&request, &context) {
+        let report = if let Some(decision) = decision {
             // A person's signed decision about a call left pending: resumed, not run anew.
             let _alone = lock.write().await;
             runtime.resume(&session, [decision]).await
@@ -278,19 +300,26 @@ fn result_of(observation: &Observation, structured: bool) -> CallToolResult {
 /// The `_meta` key under which a `tools/call` carries a signed decision about a pending call.
 pub(crate) const DECISION_META: &str = "io.tool-runtime/decision";
 
-/// The signed decision the request carries, if any.
+/// The signed decision the request carries, if any; one that is not a string is invalid
+/// params (the call is not run anew in its stead).
 fn decision_of(
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
-) -> Option<SignedDecision> {
+) -> Result<Option<SignedDecision>, ErrorData> {
     let in_request = request
         .meta
         .as_ref()
         .and_then(|meta| meta.get(DECISION_META));
-    let token = in_request.or_else(|| context.meta.get(DECISION_META))?;
-    token
-        .as_str()
-        .map(|token| SignedDecision::from(token.to_owned()))
+    let Some(token) = in_request.or_else(|| context.meta.get(DECISION_META)) else {
+        return Ok(None);
+    };
+    match token.as_str() {
+        Some(token) => Ok(Some(SignedDecision::from(token.to_owned()))),
+        None => Err(ErrorData::invalid_params(
+            format!("`_meta.{DECISION_META}` is the text of a signed decision, a string"),
+            None,
+        )),
+    }
 }
 
 /// The request's JSON-RPC id, as text.
@@ -319,9 +348,16 @@ fn read_cursor(cursor: &str) -> Option<String> {
 impl<D: Any + Send + Sync> ServerHandler for Handler<D> {
     fn get_info(&self) -> ServerConfig {
         let server = &self.shared.server;
-        let capabilities: ServerCapabilities =
-            serde_json::from_value(json!({"tools": {"listChanged": true}, "logging": {}}))
-                .unwrap_or_default();
+        let capabilities = if self.shared.stateless {
+            // Without a session there is nobody to tell a list changed, nor a level to keep.
+            ServerCapabilities::builder().enable_tools().build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_logging()
+                .build()
+        };
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(&server.name, &server.version));
         match &server.instructions {

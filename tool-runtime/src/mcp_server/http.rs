@@ -115,6 +115,9 @@ async fn listen(
         } else {
             tokio::net::TcpSocket::new_v6()?
         };
+        // A restarted server rebinds its port at once; elsewhere than Unix the option would
+        // let another process take a port in use.
+        #[cfg(unix)]
         socket.set_reuseaddr(true)?;
         match socket.bind(address).and_then(|()| socket.listen(BACKLOG)) {
             Ok(listener) => return Ok(listener),
@@ -177,7 +180,7 @@ impl<D: Any + Send + Sync> HttpListener<D> {
 
     /// Serves until `stop` is cancelled; open sessions are then closed.
     pub async fn serve_until(self, stop: CancellationToken) -> Result<(), McpServeError> {
-        let shared = Arc::new(Shared::new(self.server));
+        let shared = Arc::new(Shared::new(self.server, self.options.stateless));
         let service: StreamableHttpService<Handler<D>, LocalSessionManager> =
             StreamableHttpService::new(
                 move || Ok(Handler::new(Arc::clone(&shared))),

@@ -37,8 +37,9 @@
 //! An MCP session maps to a runtime [`Session`] through the hook given to
 //! [`McpServer::sessions`], which reads the request (its HTTP headers, the MCP session id) and
 //! answers the session's id, principal and scope, or refuses the request. Without a hook, a
-//! stdio server has one session (`"mcp-stdio"`) and an HTTP one a session per MCP session id
-//! (a stateless server: `"mcp-stateless"`). When the scope a request is given differs from the
+//! stdio server has one session (`"mcp-stdio"`) and an HTTP one a session per MCP session id;
+//! a stateless server, which has no session id it could trust, refuses requests until it is
+//! given a hook. When the scope a request is given differs from the
 //! one the session had, the client is sent `notifications/tools/list_changed`.
 //!
 //! # What a call gets
@@ -75,10 +76,25 @@ use crate::{Runtime, Session};
 pub use http::{HttpListener, HttpOptions};
 
 /// What a request that opens or continues an MCP session carries: what the session hook reads.
-#[derive(Debug)]
 pub struct SessionRequest<'a> {
     pub(crate) headers: Option<&'a ::http::HeaderMap>,
     pub(crate) mcp_session_id: Option<&'a str>,
+    pub(crate) stateless: bool,
+}
+
+impl std::fmt::Debug for SessionRequest<'_> {
+    /// The headers' names only: their values can be credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self
+            .headers
+            .map(|headers| headers.keys().map(::http::HeaderName::as_str).collect())
+            .unwrap_or_default();
+        f.debug_struct("SessionRequest")
+            .field("headers", &names)
+            .field("mcp_session_id", &self.mcp_session_id)
+            .field("stateless", &self.stateless)
+            .finish()
+    }
 }
 
 impl SessionRequest<'_> {
@@ -88,9 +104,17 @@ impl SessionRequest<'_> {
         self.headers?.get(name)?.to_str().ok()
     }
 
-    /// The MCP session id the client sent (`Mcp-Session-Id`), over HTTP in session mode.
+    /// The MCP session id of the request (`Mcp-Session-Id`, one the server gave and checked),
+    /// over HTTP in session mode; `None` over stdio and on a stateless server, where a session
+    /// id the client sends proves nothing.
     pub fn mcp_session_id(&self) -> Option<&str> {
         self.mcp_session_id
+    }
+
+    /// Whether the server keeps no MCP session ([`HttpOptions::stateless`]): the hook must
+    /// find the session from what the request proves (a credential), not from a session id.
+    pub fn is_stateless(&self) -> bool {
+        self.stateless
     }
 
     /// Whether the request came over HTTP.
@@ -115,6 +139,8 @@ pub struct McpServer<D> {
     pub(crate) instructions: Option<String>,
     pub(crate) page_size: usize,
     pub(crate) sessions: Arc<SessionHook>,
+    pub(crate) elicit_approvals: bool,
+    pub(crate) client_timeout: std::time::Duration,
 }
 
 impl<D> std::fmt::Debug for McpServer<D> {
@@ -136,9 +162,15 @@ impl<D> Clone for McpServer<D> {
             instructions: self.instructions.clone(),
             page_size: self.page_size,
             sessions: Arc::clone(&self.sessions),
+            elicit_approvals: self.elicit_approvals,
+            client_timeout: self.client_timeout,
         }
     }
 }
+
+/// How long a tool's question to the client (sampling, elicitation, an approval) may wait
+/// for its answer unless [`McpServer::client_timeout`] says otherwise.
+pub const DEFAULT_CLIENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// How many tools a `tools/list` page holds unless [`McpServer::page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -154,6 +186,8 @@ impl<D: Any + Send + Sync> McpServer<D> {
             instructions: None,
             page_size: DEFAULT_PAGE_SIZE,
             sessions: Arc::new(default_session),
+            elicit_approvals: true,
+            client_timeout: DEFAULT_CLIENT_TIMEOUT,
         }
     }
 
@@ -176,6 +210,24 @@ impl<D: Any + Send + Sync> McpServer<D> {
     #[must_use]
     pub fn page_size(mut self, tools: usize) -> Self {
         self.page_size = tools.max(1);
+        self
+    }
+
+    /// Whether a call the policy asks about is put to the client's user as an elicitation when
+    /// the client supports it (the default). With `false`, the runtime's approver answers, as
+    /// for any caller; so does an approver the session hook set, either way.
+    #[must_use]
+    pub fn elicit_approvals(mut self, elicit: bool) -> Self {
+        self.elicit_approvals = elicit;
+        self
+    }
+
+    /// How long a question to the client (sampling, elicitation, an approval) waits for its
+    /// answer before it fails ([`DEFAULT_CLIENT_TIMEOUT`] by default). A call cancelled while
+    /// it waits stops waiting at once.
+    #[must_use]
+    pub fn client_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.client_timeout = timeout;
         self
     }
 
@@ -224,7 +276,7 @@ impl<D: Any + Send + Sync> McpServer<D> {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         use rmcp::ServiceExt as _;
-        let handler = handler::Handler::new(Arc::new(handler::Shared::new(self)));
+        let handler = handler::Handler::new(Arc::new(handler::Shared::new(self, false)));
         let running = handler
             .serve((read, write))
             .await
@@ -262,13 +314,19 @@ impl<D: Any + Send + Sync> McpServer<D> {
     }
 }
 
-/// The session of a request when the application gave no hook.
+/// The session of a request when the application gave no hook: the MCP session's, or the
+/// stdio client's. A request with neither (stateless HTTP) is refused: one session for every
+/// client would share their idempotent results, denials and pending approvals.
 fn default_session(request: &SessionRequest<'_>) -> Result<Session, Refused> {
-    Ok(match (request.is_http(), request.mcp_session_id()) {
-        (_, Some(id)) => Session::new(format!("mcp-{id}")),
-        (true, None) => Session::new("mcp-stateless"),
-        (false, None) => Session::new("mcp-stdio"),
-    })
+    match (request.is_http(), request.mcp_session_id()) {
+        (_, Some(id)) => Ok(Session::new(format!("mcp-{id}"))),
+        (false, None) => Ok(Session::new("mcp-stdio")),
+        (true, None) => Err(Refused(
+            "this server keeps no MCP session and has no session hook to tell its clients \
+             apart: the application gives McpServer::sessions one"
+                .to_owned(),
+        )),
+    }
 }
 
 /// Why a server could not start or stopped.

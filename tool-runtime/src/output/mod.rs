@@ -16,6 +16,7 @@
 
 pub(crate) mod artifacts;
 pub(crate) mod redact;
+pub(crate) mod redact_client;
 
 pub use crate::artifact_tool::READ_ARTIFACT;
 pub use artifacts::{
