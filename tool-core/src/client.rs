@@ -35,6 +35,7 @@ pub trait ClientLink: Send + Sync + 'static {
 
 /// How far a call has come.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Progress {
     /// Done so far; grows with each report.
     pub progress: f64,
@@ -95,6 +96,7 @@ pub enum LogLevel {
 
 /// A log message for the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LogMessage {
     /// Its severity.
     pub level: LogLevel,
@@ -107,6 +109,7 @@ pub struct LogMessage {
 
 /// A request for a completion from the client's model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SamplingRequest {
     /// The conversation, oldest first.
     pub messages: Vec<SamplingMessage>,
@@ -187,6 +190,7 @@ pub struct Sampled {
 
 /// A request for input from the client's user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Elicitation {
     /// What the user is asked.
     pub message: String,

@@ -79,6 +79,7 @@ impl Content {
 
 /// A resource's contents, with its URI: text, or base64 bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EmbeddedResource {
     /// Where the resource lives.
     pub uri: String,

@@ -54,8 +54,14 @@
 //!   model (sampling) and its user (elicitation): see [`client`](crate::client).
 //! - `notifications/cancelled` cancels the call through the runtime's cancellation.
 //! - A call the policy asks about is put to the client's user as an elicitation when the
-//!   client supports it (approve, deny, or edit the arguments); otherwise the runtime's
-//!   approver answers, and without one the ask is denied as in a session nobody watches.
+//!   client supports it (approve, deny, or edit the arguments; [`McpServer::elicit_approvals`]
+//!   turns this off); otherwise the runtime's approver answers, and without one the ask is
+//!   denied as in a session nobody watches. An approver the session hook sets
+//!   ([`Session::with_approver`]) answers before either. A question to the client waits at
+//!   most [`McpServer::client_timeout`], and no longer than the call.
+//! - What a tool sends the client (progress and log messages, its questions) is redacted as
+//!   its output is. rmcp logs whole requests at `debug`: keep its target at `info` or above
+//!   (`RUST_LOG=rmcp=info`) where arguments may hold secrets.
 //! - A call the approver left pending (`approval_pending`, with its request id) is resumed
 //!   by calling the same tool again with a person's signed decision
 //!   ([`Runtime::sign_decision`]) in the request's `_meta`, under
