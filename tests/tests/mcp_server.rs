@@ -554,3 +554,73 @@ async fn a_stateless_server_without_a_session_hook_refuses_requests() {
         "{answer}"
     );
 }
+
+#[tokio::test]
+async fn a_signed_decision_resumes_its_own_tool_only() {
+    use tests::decisions::{deferring, keys, pend, signed};
+    use tool_runtime::approvals::{Approval, MemoryApprovalStore};
+    use tool_runtime::gates::{Action, Policy};
+
+    let deps = Arc::new(Deps::default());
+    let runtime = deferring(
+        Runtime::builder_shared(Arc::clone(&deps))
+            .inventory(false)
+            .tools(tools![mcp_record, mcp_read])
+            .policy(Policy::new().default_for(tool_runtime::RiskLevel::Write, Action::Ask)),
+        Arc::new(MemoryApprovalStore::new()),
+        keys(),
+    )
+    .build()
+    .expect("builds");
+    // Left pending by a call that did not come over MCP, in the stdio client's session.
+    let session = Session::new("mcp-stdio");
+    let pending = pend(
+        &runtime,
+        &session,
+        ToolCall::new("c1", "mcp_record", r#"{"n": 9}"#),
+    )
+    .await;
+    let decision = signed(&runtime, &pending, Approval::Approve);
+    let mut client = Client::start(McpServer::new(runtime)).await;
+    let meta = json!({"io.tool-runtime/decision": decision.as_str()});
+    let elsewhere = client
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "mcp_read", "arguments": {"n": 1}, "_meta": meta}),
+        )
+        .await;
+    assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");
+    assert!(
+        elsewhere["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("mcp_record")),
+        "{elsewhere}"
+    );
+    assert_eq!(deps.most_writes.load(Ordering::SeqCst), 0, "nothing ran");
+    let resumed = client
+        .request(
+            2,
+            "tools/call",
+            json!({"name": "mcp_record", "arguments": {}, "_meta": meta}),
+        )
+        .await;
+    assert_eq!(
+        resumed["result"]["content"][0]["text"], "recorded 9",
+        "{resumed}"
+    );
+    let replayed = client
+        .request(
+            3,
+            "tools/call",
+            json!({"name": "mcp_record", "arguments": {}, "_meta": meta}),
+        )
+        .await;
+    assert_eq!(replayed["result"]["isError"], true, "{replayed}");
+    assert!(
+        replayed["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("invalid_decision")),
+        "{replayed}"
+    );
+}

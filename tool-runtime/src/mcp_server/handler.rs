@@ -227,6 +227,15 @@ impl<D: Any + Send + Sync> Handler<D> {
         let spec = runtime.registry().get(name).map(|tool| tool.spec());
         // Calls that must run alone wait for the session's other calls; reads share.
         let lock = self.shared.lock_of(session.id());
+        if let Some(decision) = &decision
+            && let Some(claimed) = decided_tool(runtime, decision)
+            && claimed != name
+        {
+            return Err(ErrorData::invalid_params(
+                format!("the decision is about a call of `{claimed}`, not of `{name}`"),
+                None,
+            ));
+        }
         let report = if let Some(decision) = decision {
             // A person's signed decision about a call left pending: resumed, not run anew.
             let _alone = lock.write().await;
@@ -320,6 +329,15 @@ fn decision_of(
             None,
         )),
     }
+}
+
+/// The tool a decision this runtime signed is about (`None` when it cannot read it: the
+/// resume refuses it then, naming why).
+fn decided_tool<D>(runtime: &Runtime<D>, decision: &SignedDecision) -> Option<String> {
+    let keys = runtime.shared.gates.keys.as_ref()?;
+    crate::gates::decision::verify(keys, decision, std::time::SystemTime::now())
+        .ok()
+        .map(|claims| claims.tool)
 }
 
 /// The request's JSON-RPC id, as text.
