@@ -281,10 +281,11 @@ impl<D: Any + Send + Sync> Handler<D> {
 fn result_of(observation: &Observation, structured: bool) -> CallToolResult {
     match observation.outcome() {
         Outcome::Success { content } => {
+            // The blocks' JSON is MCP's shape already: read once, into rmcp's blocks.
             if let Some(blocks) = observation
-                .content_blocks()
-                .and_then(|blocks| serde_json::to_value(blocks).ok())
-                .and_then(|blocks| serde_json::from_value::<Vec<ContentBlock>>(blocks).ok())
+                .content_blocks
+                .then(|| serde_json::from_str::<Vec<ContentBlock>>(content).ok())
+                .flatten()
             {
                 return CallToolResult::success(blocks);
             }
