@@ -349,20 +349,17 @@ async fn a_call_not_made_over_mcp_has_no_client_to_ask() {
     );
 }
 
-/// One raw HTTP/1.1 POST of an `initialize` to `/mcp` with these `Host` and `Origin`; the
-/// status code and the `Mcp-Session-Id` of the answer.
-async fn initialize_over_http(
+/// One raw HTTP/1.1 POST of `body` to `/mcp` with these `Host` and further header lines;
+/// the whole answer (status line, headers, body).
+async fn post_raw(
     address: std::net::SocketAddr,
     host: &str,
-    origin: Option<&str>,
-) -> (u16, Option<String>) {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}})
-    .to_string();
-    let origin = origin.map_or_else(String::new, |origin| format!("Origin: {origin}\r\n"));
+    headers: &str,
+    body: &Value,
+) -> String {
+    let body = body.to_string();
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nConnection: close\r\n\
          Content-Length: {}\r\n\r\n{body}",
         body.len()
@@ -375,7 +372,21 @@ async fn initialize_over_http(
     tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer)
         .await
         .expect("reads");
-    let answer = String::from_utf8_lossy(&answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// An `initialize` over raw HTTP with these `Host` and `Origin`; the status code and the
+/// `Mcp-Session-Id` of the answer.
+async fn initialize_over_http(
+    address: std::net::SocketAddr,
+    host: &str,
+    origin: Option<&str>,
+) -> (u16, Option<String>) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    let origin = origin.map_or_else(String::new, |origin| format!("Origin: {origin}\r\n"));
+    let answer = post_raw(address, host, &origin, &body).await;
     let status = answer
         .split_whitespace()
         .nth(1)
@@ -532,23 +543,10 @@ async fn a_stateless_server_without_a_session_hook_refuses_requests() {
         .expect("binds");
     let address = listener.local_addr().expect("an address");
     tokio::spawn(listener.serve());
-    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}).to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
-         Mcp-Session-Id: someone-elses\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        address.port(),
-        body.len()
-    );
-    let mut stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("connects");
-    stream.write_all(request.as_bytes()).await.expect("writes");
-    let mut answer = Vec::new();
-    tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer)
-        .await
-        .expect("reads");
-    let answer = String::from_utf8_lossy(&answer);
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let host = format!("127.0.0.1:{}", address.port());
+    let headers = "MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: someone-elses\r\n";
+    let answer = post_raw(address, &host, headers, &body).await;
     assert!(
         answer.contains("keeps no MCP session") && !answer.contains("\"tools\""),
         "{answer}"
