@@ -28,7 +28,7 @@ use super::Ctx;
 use super::Failure;
 use super::walk::{
     ORIGIN, Slot, children, children_mut, escape, is_annotation, is_hidden, origin, own_pointer,
-    owner, reference, resolve,
+    owner, reference, resolve, take_assertions,
 };
 
 /// What to do with a `$ref` that has only annotations beside it.
@@ -221,15 +221,7 @@ impl Composer<'_> {
         let Some(Value::Array(alternatives)) = object.shift_remove(keyword) else {
             return Ok(());
         };
-        let entries = std::mem::take(object);
-        let mut own = Map::new();
-        for (key, value) in entries {
-            if is_annotation(&key) {
-                object.insert(key, value);
-            } else {
-                own.insert(key, value);
-            }
-        }
+        let mut own = take_assertions(object);
         if let Some(origin) = object.get(ORIGIN) {
             own.insert(ORIGIN.to_owned(), origin.clone());
         }

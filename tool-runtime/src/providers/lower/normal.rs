@@ -15,7 +15,7 @@
 use serde_json::{Map, Value};
 
 use super::walk::{
-    ORIGIN, annotate, children_mut, is_annotation, is_hidden, is_null_schema, null_schema,
+    ORIGIN, annotate, children_mut, is_hidden, is_null_schema, null_schema, take_assertions,
 };
 
 /// The canonical schema in the internal form (a clone: the canonical value is not touched).
@@ -179,15 +179,7 @@ pub(super) fn normalize_null(object: &mut Map<String, Value>) {
 
 /// `object` as `{annotations..., "anyOf": [rest, {"type":"null"}]}`.
 fn wrap_nullable(object: &mut Map<String, Value>) {
-    let entries = std::mem::take(object);
-    let mut inner = Map::new();
-    for (key, value) in entries {
-        if is_annotation(&key) {
-            object.insert(key, value);
-        } else {
-            inner.insert(key, value);
-        }
-    }
+    let mut inner = take_assertions(object);
     if let Some(Value::Array(values)) = inner.get_mut("enum") {
         values.retain(|value| !value.is_null());
     }

@@ -6,7 +6,7 @@ use super::Ctx;
 use super::Failure;
 use super::walk::{
     MADE_REQUIRED, ORIGIN, is_annotation, is_hidden, is_null_schema, is_nullable, null_schema,
-    origin, own_pointer, rename, shown, types,
+    origin, own_pointer, rename, shown, take_assertions, types,
 };
 
 /// Whether `object` describes an object's properties: typed `object`, or untyped with
@@ -145,15 +145,7 @@ pub(super) fn make_nullable(schema: &mut Value) -> bool {
         }
         return true;
     }
-    let entries = std::mem::take(object);
-    let mut inner = Map::new();
-    for (key, value) in entries {
-        if is_annotation(&key) {
-            object.insert(key, value);
-        } else {
-            inner.insert(key, value);
-        }
-    }
+    let mut inner = take_assertions(object);
     if let Some(origin) = object.get(ORIGIN) {
         inner.insert(ORIGIN.to_owned(), origin.clone());
     }

@@ -39,6 +39,21 @@ pub(super) fn is_annotation(key: &str) -> bool {
     is_hidden(key) || ANNOTATIONS.contains(&key)
 }
 
+/// Moves the assertions of `object` into a new object, which it returns; the annotations
+/// (hidden keys included) stay in `object`.
+pub(super) fn take_assertions(object: &mut Map<String, Value>) -> Map<String, Value> {
+    let entries = std::mem::take(object);
+    let mut assertions = Map::new();
+    for (key, value) in entries {
+        if is_annotation(&key) {
+            object.insert(key, value);
+        } else {
+            assertions.insert(key, value);
+        }
+    }
+    assertions
+}
+
 /// Where a subschema sits in the schema that holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Slot {
