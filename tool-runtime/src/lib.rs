@@ -148,6 +148,7 @@ pub mod idempotency;
 mod limits;
 #[cfg(feature = "mcp-server")]
 pub mod mcp_server;
+pub mod model;
 mod nested;
 mod observation;
 pub mod output;
