@@ -68,6 +68,9 @@ pub enum ErrorKind {
     /// panicked) and may have done its work: the call is not run again until its
     /// idempotency window ends.
     OutcomeUnknown,
+    /// The run's budget is spent (too many calls, of the run or of one tool, or too many
+    /// repeated calls): the call did not run and the run ends; the details give the reason.
+    BudgetExceeded,
     /// A kind defined by a tool or a later layer, in `snake_case`.
     Custom(Cow<'static, str>),
 }
@@ -97,6 +100,7 @@ impl ErrorKind {
             ErrorKind::IdempotencyInProgress => "idempotency_in_progress",
             ErrorKind::InProgressElsewhere => "in_progress_elsewhere",
             ErrorKind::OutcomeUnknown => "outcome_unknown",
+            ErrorKind::BudgetExceeded => "budget_exceeded",
             ErrorKind::Custom(kind) => kind,
         }
     }
@@ -128,6 +132,7 @@ impl ErrorKind {
             ErrorKind::IdempotencyInProgress,
             ErrorKind::InProgressElsewhere,
             ErrorKind::OutcomeUnknown,
+            ErrorKind::BudgetExceeded,
         ];
         KNOWN
             .iter()

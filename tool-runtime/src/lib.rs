@@ -155,6 +155,8 @@ pub mod output;
 mod plan;
 pub mod providers;
 mod resume;
+pub mod routing;
+pub mod run;
 mod runtime;
 mod schedule;
 mod session;

@@ -5,7 +5,7 @@
 //!    ([`Shared::plan`]);
 //! 2. **validate**: the argument limits, the arguments parsed once into the value every stage
 //!    reads, the tool's own parsing and the schema check ([`Shared::plan`]);
-//! 3. **gate**: the policy ([`Shared::decide`]) and, when it asks, a person, whose edit is
+//! 3. **gate**: the run's budget (when the call belongs to a run), the policy ([`Shared::decide`]) and, when it asks, a person, whose edit is
 //!    admitted and validated again ([`Shared::ask`]); the refusal breaker stops what nobody
 //!    approved;
 //! 4. **idempotency**: a write claims its key, or is answered from the store;
@@ -211,6 +211,13 @@ impl<D: Any + Send + Sync> Shared<D> {
         planned: &Planned<'_>,
         approved: bool,
     ) -> Result<Admitted, ToolError> {
+        // A run's budget first: a call it refuses is put to nobody. A call a person approved
+        // was counted when it was first decided.
+        if let Some(meter) = session.meter().filter(|_| !approved) {
+            meter.admit(planned.call_id, planned.name, || {
+                planned.arguments.digest().to_owned()
+            })?;
+        }
         self.gates.decide(
             &planned.identity(session),
             planned.tool.spec(),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tool_core::client::ClientLink;
 
 use crate::gates::approval::Approver;
+use crate::run::Meter;
 
 pub use scope::{__labels_unique, Scope};
 
@@ -33,6 +34,8 @@ pub struct Session {
     approver: Option<Arc<dyn Approver>>,
     /// The client that makes this session's calls, when tools can ask it things.
     client: Option<Arc<dyn ClientLink>>,
+    /// The budget of the run the session's calls belong to, counted at the gate.
+    meter: Option<Arc<Meter>>,
 }
 
 impl PartialEq for Session {
@@ -52,6 +55,7 @@ impl PartialEq for Session {
             && self.interactive == other.interactive
             && same(&self.approver, &other.approver)
             && same(&self.client, &other.client)
+            && same(&self.meter, &other.meter)
     }
 }
 
@@ -66,6 +70,7 @@ impl std::fmt::Debug for Session {
             .field("interactive", &self.interactive)
             .field("approver", &self.approver.is_some())
             .field("client", &self.client.is_some())
+            .field("run", &self.meter.is_some())
             .finish()
     }
 }
@@ -80,6 +85,7 @@ impl Session {
             interactive: true,
             approver: None,
             client: None,
+            meter: None,
         }
     }
 
@@ -124,6 +130,17 @@ impl Session {
         self
     }
 
+    /// The session, its calls counted against a run's budget.
+    pub(crate) fn with_meter(mut self, meter: Arc<Meter>) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    /// The budget meter of the run the session's calls belong to.
+    pub(crate) fn meter(&self) -> Option<&Arc<Meter>> {
+        self.meter.as_ref()
+    }
+
     /// The session's own approver, when it has one.
     pub(crate) fn approver(&self) -> Option<&Arc<dyn Approver>> {
         self.approver.as_ref()
@@ -162,6 +179,7 @@ impl Session {
             && self.interactive
             && self.approver.is_none()
             && self.client.is_none()
+            && self.meter.is_none()
     }
 
     /// The session a nested call belongs to, as its parent's context kept it.

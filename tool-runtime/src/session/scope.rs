@@ -87,6 +87,18 @@ impl Scope {
         }
     }
 
+    /// The tools both this scope and `other` allow.
+    #[must_use]
+    pub fn intersection(&self, other: &Scope) -> Self {
+        match (&self.tools, &other.tools) {
+            (Tools::All, _) => other.clone(),
+            (_, Tools::All) => self.clone(),
+            (Tools::Only(mine), Tools::Only(_)) => {
+                Self::named(mine.iter().filter(|name| other.allows(name)))
+            }
+        }
+    }
+
     /// Whether the scope lets a session see and call `tool`.
     pub fn allows(&self, tool: &str) -> bool {
         match &self.tools {
@@ -226,6 +238,20 @@ macro_rules! intents {
                     ::core::option::Option::Some(intent) => intent.scope(),
                     ::core::option::Option::None => $crate::Scope::none(),
                 }
+            }
+        }
+
+        impl $crate::routing::Intent for $name {
+            fn all() -> &'static [Self] {
+                $name::ALL
+            }
+
+            fn label(&self) -> &'static str {
+                $name::label(self)
+            }
+
+            fn scope(&self) -> $crate::Scope {
+                $name::scope(self)
             }
         }
     };

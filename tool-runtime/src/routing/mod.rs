@@ -1,0 +1,268 @@
+//! Routing a request to an intent, and the intent to its scope, before the model sees any
+//! tool.
+//!
+//! A [`Router`] decides in layers: strong rules first (patterns or closures that yield an
+//! intent, a confidence and the entities they extracted); the decision selects the intent's
+//! [`Scope`] (an unknown intent: the empty scope, fail-closed) and is recorded once per request
+//! under a step key in a [`DecisionStore`], so a later stage and a run resumed after a crash
+//! reuse it instead of deciding again.
+
+mod decision;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+pub use decision::{
+    DecisionKey, DecisionStore, MemoryDecisionStore, RouteDecision, RouteSource, Signal,
+};
+
+use crate::session::{Scope, Session};
+
+/// An intent a request can have: what [`intents!`](crate::intents) declares. Its label names it
+/// in decisions and stores; its scope is the tools it may see and call.
+pub trait Intent: Copy + Send + Sync + 'static {
+    /// Every intent of the set, in declaration order.
+    fn all() -> &'static [Self];
+    /// The intent's label.
+    fn label(&self) -> &'static str;
+    /// The tools the intent may see and call.
+    fn scope(&self) -> Scope;
+}
+
+/// What a rule yields when it matches: an intent, how sure the rule is, and the entities it
+/// extracted from the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleMatch {
+    label: &'static str,
+    confidence: f64,
+    entities: BTreeMap<String, String>,
+}
+
+impl RuleMatch {
+    /// A match of `intent` with `confidence` (in [0, 1]).
+    pub fn new(intent: impl Intent, confidence: f64) -> Self {
+        Self {
+            label: intent.label(),
+            confidence,
+            entities: BTreeMap::new(),
+        }
+    }
+
+    /// The match, with an entity it extracted.
+    #[must_use]
+    pub fn entity(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.entities.insert(name.into(), value.into());
+        self
+    }
+}
+
+type RuleFn = dyn Fn(&str) -> Option<RuleMatch> + Send + Sync;
+
+/// A strong rule: a pattern or a closure over the user's text.
+#[derive(Clone)]
+pub struct Rule {
+    matches: Arc<RuleFn>,
+}
+
+impl fmt::Debug for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Rule")
+    }
+}
+
+impl Rule {
+    /// A rule that matches when `pattern` finds a match in the text: `intent` with
+    /// `confidence`, and each named group that took part as an entity of its name.
+    pub fn pattern(
+        intent: impl Intent,
+        pattern: &str,
+        confidence: f64,
+    ) -> Result<Self, regex::Error> {
+        let regex = regex::Regex::new(pattern)?;
+        let label = intent.label();
+        Ok(Self {
+            matches: Arc::new(move |text: &str| {
+                let captures = regex.captures(text)?;
+                let entities = regex
+                    .capture_names()
+                    .flatten()
+                    .filter_map(|name| {
+                        captures
+                            .name(name)
+                            .map(|found| (name.to_owned(), found.as_str().to_owned()))
+                    })
+                    .collect();
+                Some(RuleMatch {
+                    label,
+                    confidence,
+                    entities,
+                })
+            }),
+        })
+    }
+
+    /// A rule that is a closure: `Some` when it matches.
+    pub fn when(rule: impl Fn(&str) -> Option<RuleMatch> + Send + Sync + 'static) -> Self {
+        Self {
+            matches: Arc::new(rule),
+        }
+    }
+}
+
+/// One request to route.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct RouteRequest<'a> {
+    /// The session the request belongs to (the decision is kept in its scope).
+    pub session: &'a Session,
+    /// The request's id (a run's id): the decision is recorded once under it.
+    pub request: &'a str,
+    /// What the user wrote.
+    pub input: &'a str,
+    /// Whether the request follows earlier messages.
+    pub has_history: bool,
+}
+
+impl<'a> RouteRequest<'a> {
+    /// The request `request` of `session`, saying `input`.
+    pub fn new(session: &'a Session, request: &'a str, input: &'a str) -> Self {
+        Self {
+            session,
+            request,
+            input,
+            has_history: false,
+        }
+    }
+
+    /// The request, following earlier messages (or not).
+    #[must_use]
+    pub fn with_history(mut self, has_history: bool) -> Self {
+        self.has_history = has_history;
+        self
+    }
+}
+
+/// Routes requests to intents (see the [module](self)).
+pub struct Router {
+    scopes: BTreeMap<&'static str, Scope>,
+    rules: Vec<Rule>,
+    threshold: f64,
+    version: u32,
+    store: Arc<dyn DecisionStore>,
+}
+
+impl fmt::Debug for Router {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Router")
+            .field("intents", &self.scopes.keys().collect::<Vec<_>>())
+            .field("rules", &self.rules.len())
+            .field("threshold", &self.threshold)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The confidence a rule or the classifier must reach unless [`Router::threshold`] says
+/// otherwise.
+pub const DEFAULT_THRESHOLD: f64 = 0.75;
+
+impl Router {
+    /// A router over the intents of `I` (an [`intents!`](crate::intents) enum), with no rule,
+    /// decisions kept in memory.
+    pub fn new<I: Intent>() -> Self {
+        Self {
+            scopes: I::all()
+                .iter()
+                .map(|intent| (intent.label(), intent.scope()))
+                .collect(),
+            rules: Vec::new(),
+            threshold: DEFAULT_THRESHOLD,
+            version: 1,
+            store: Arc::new(MemoryDecisionStore::default()),
+        }
+    }
+
+    /// The router with one more strong rule; rules are tried in the order they were added.
+    #[must_use]
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// The confidence a rule or the classifier must reach (default 0.75).
+    #[must_use]
+    pub fn threshold(mut self, threshold: f64) -> Self {
+        self.threshold = threshold;
+        self
+    }
+
+    /// The router's version, which names its step key (`route:intent:v<version>`): a new
+    /// version decides again instead of reusing what an older one recorded.
+    #[must_use]
+    pub fn version(mut self, version: u32) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The store decisions are kept in (default: memory).
+    #[must_use]
+    pub fn store(mut self, store: impl DecisionStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// The step key decisions are recorded under: `route:intent:v<version>`.
+    pub fn step_key(&self) -> String {
+        format!("route:intent:v{}", self.version)
+    }
+
+    /// The scope a decision selects: the intent's tools, or the empty scope when the intent
+    /// is unknown or the request needs clarifying.
+    pub fn scope(&self, decision: &RouteDecision) -> Scope {
+        match (&decision.intent, &decision.clarify) {
+            (Some(intent), None) => self
+                .scopes
+                .get(intent.as_str())
+                .cloned()
+                .unwrap_or_else(Scope::none),
+            _ => Scope::none(),
+        }
+    }
+
+    /// The request's decision: the one recorded for it, or a new one, recorded.
+    pub async fn route(&self, request: &RouteRequest<'_>) -> io::Result<RouteDecision> {
+        let key = DecisionKey::new(request.session.id(), request.request, self.step_key());
+        if let Some(kept) = self.store.get(&key).await? {
+            return Ok(kept);
+        }
+        let decision = self.decide(request.input, request.has_history).await;
+        self.store.record(&key, &decision).await
+    }
+
+    /// A new decision about `input`, recorded nowhere.
+    pub async fn decide(&self, input: &str, _has_history: bool) -> RouteDecision {
+        let step = self.step_key();
+        let strong = self.rules.iter().find_map(|rule| {
+            (rule.matches)(input).filter(|found| {
+                found.confidence >= self.threshold
+                    && found.confidence <= 1.0
+                    && self.scopes.contains_key(found.label)
+            })
+        });
+        match strong {
+            Some(found) => RouteDecision {
+                intent: Some(found.label.to_owned()),
+                confidence: found.confidence,
+                source: RouteSource::Rule,
+                signals: Vec::new(),
+                entities: found.entities,
+                reason: None,
+                clarify: None,
+                step,
+            },
+            None => RouteDecision::unknown(RouteSource::Fallback, vec![Signal::WeakRule], step),
+        }
+    }
+}
