@@ -95,7 +95,7 @@ impl OpenAiChat {
         let endpoint = format!("{}/chat/completions", base_url.trim().trim_end_matches('/'));
         let model = model.into();
         let api_key = api_key.filter(|key| !key.trim().is_empty());
-        let setup = Setup::new(&endpoint, &model, api_key.as_deref());
+        let setup = Setup::new(&base_url, &endpoint, &model, api_key.as_deref());
         Self {
             endpoint,
             model,
@@ -343,7 +343,12 @@ impl OpenAiChat {
 }
 
 impl Setup {
-    fn new(endpoint: &str, model: &str, api_key: Option<&str>) -> Result<Self, ModelError> {
+    fn new(
+        base_url: &str,
+        endpoint: &str,
+        model: &str,
+        api_key: Option<&str>,
+    ) -> Result<Self, ModelError> {
         let config = |message: String| ModelError::new(ModelErrorKind::Config, message);
         if model.trim().is_empty() {
             return Err(config(format!(
@@ -352,14 +357,13 @@ impl Setup {
         }
         let url = Url::parse(endpoint).map_err(|error| {
             config(format!(
-                "the endpoint `{endpoint}` is not a URL ({error}): give a base URL such as \
-                 {}",
+                "the base URL `{base_url}` is not a URL ({error}): give one such as {}",
                 OpenAiChat::DEFAULT_BASE_URL
             ))
         })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(config(format!(
-                "the endpoint `{endpoint}` is not an http or https URL"
+                "the base URL `{base_url}` is not an http or https URL"
             )));
         }
         let authorization = match api_key {

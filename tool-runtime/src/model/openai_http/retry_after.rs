@@ -93,7 +93,8 @@ mod tests {
     #[test]
     fn seconds_milliseconds_and_dates() {
         let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
-        let cases: &[(&[(&str, &str)], Option<Duration>)] = &[
+        type Case<'a> = (&'a [(&'a str, &'a str)], Option<Duration>);
+        let cases: &[Case<'_>] = &[
             (&[("retry-after", "1")], Some(Duration::from_secs(1))),
             (
                 &[("retry-after", " 2.5 ")],

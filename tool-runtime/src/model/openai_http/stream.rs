@@ -59,9 +59,8 @@ impl Events {
         if line.is_empty() {
             return data.take();
         }
-        let Some(value) = line.strip_prefix("data") else {
-            return None;
-        };
+        // Other fields and comments carry nothing this reader needs.
+        let value = line.strip_prefix("data")?;
         let value = match value.strip_prefix(':') {
             Some(value) => value.strip_prefix(' ').unwrap_or(value),
             // `data` alone is a data line with no value; `database: ...` is another field.

@@ -213,11 +213,11 @@ pub(super) fn error_text(error: &Value) -> String {
     else {
         return excerpt(&error.to_string());
     };
-    let code = ["code", "type"]
+    let label = ["code", "type"]
         .iter()
-        .find_map(|key| error.get(*key).and_then(Value::as_str));
-    match code {
-        Some(code) => format!("{} (code `{code}`)", excerpt(message)),
+        .find_map(|key| Some((*key, error.get(*key).and_then(Value::as_str)?)));
+    match label {
+        Some((key, label)) => format!("{} ({key} `{label}`)", excerpt(message)),
         None => excerpt(message),
     }
 }
