@@ -378,60 +378,55 @@ impl<D: Any + Send + Sync> Agent<D> {
         // died between): its calls run now, under the keys they had.
         let mut open = record.open.take();
         let end = loop {
-            let (number, calls) =
-                match open.take() {
-                    Some(round) => round,
-                    None => {
-                        if let Some(reason) = self.stop_before_round(&meter, elapsed(), usage) {
-                            break RunEnd::Stopped { reason };
-                        }
-                        meter.count_round();
-                        let number = meter.spent().rounds;
-                        let request = ModelRequest::new(&messages, &catalog);
-                        let answer =
-                            match tokio::time::timeout_at(deadline, self.model.respond(request))
-                                .await
-                            {
-                                Ok(answer) => answer,
-                                Err(_) => {
-                                    break RunEnd::Stopped {
-                                        reason: StopReason::RunTimeout,
-                                    };
-                                }
-                            };
-                        let mut response = answer.map_err(|error| RunError::Model {
-                            run: id.clone(),
-                            error,
-                        })?;
-                        let used = response
-                            .usage
-                            .unwrap_or_else(|| counter.estimate(&messages, &response));
-                        response.usage = Some(used);
-                        usage = usage.plus(used);
-                        writer
-                            .append(&RunEvent::Answered {
-                                round: number,
-                                response: response.clone(),
-                            })
-                            .await
-                            .map_err(store_error)?;
-                        messages.push(Message::Assistant {
-                            text: response.text.clone(),
-                            calls: response.calls.clone(),
-                        });
-                        let calls = response.calls.clone();
-                        record.rounds.push(Round {
-                            number,
-                            response,
-                            results: Vec::new(),
-                            report: None,
-                        });
-                        if calls.is_empty() {
-                            break RunEnd::Answered;
-                        }
-                        (number, calls)
+            let (number, calls) = match open.take() {
+                Some(round) => round,
+                None => {
+                    if let Some(reason) = self.stop_before_round(&meter, elapsed(), usage) {
+                        break RunEnd::Stopped { reason };
                     }
-                };
+                    meter.count_round();
+                    let number = meter.spent().rounds;
+                    let request = ModelRequest::new(&messages, &catalog);
+                    let Ok(answer) =
+                        tokio::time::timeout_at(deadline, self.model.respond(request)).await
+                    else {
+                        break RunEnd::Stopped {
+                            reason: StopReason::RunTimeout,
+                        };
+                    };
+                    let mut response = answer.map_err(|error| RunError::Model {
+                        run: id.clone(),
+                        error,
+                    })?;
+                    let used = response
+                        .usage
+                        .unwrap_or_else(|| counter.estimate(&messages, &response));
+                    response.usage = Some(used);
+                    usage = usage.plus(used);
+                    writer
+                        .append(&RunEvent::Answered {
+                            round: number,
+                            response: response.clone(),
+                        })
+                        .await
+                        .map_err(store_error)?;
+                    messages.push(Message::Assistant {
+                        text: response.text.clone(),
+                        calls: response.calls.clone(),
+                    });
+                    let calls = response.calls.clone();
+                    record.rounds.push(Round {
+                        number,
+                        response,
+                        results: Vec::new(),
+                        report: None,
+                    });
+                    if calls.is_empty() {
+                        break RunEnd::Answered;
+                    }
+                    (number, calls)
+                }
+            };
             let report = self.execute(&id, &session, number, &calls, deadline).await;
             let results = Message::tool_results(&report);
             let succeeded: Vec<Arc<str>> = report
