@@ -109,6 +109,14 @@ fn request(id: &str, input: &str) -> RunRequest {
     RunRequest::new(id, Session::new("s-runs"), input)
 }
 
+/// How many answers the model gave in `messages`: the round it is asked for next, from 0.
+fn answered(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .filter(|message| matches!(message, Message::Assistant { .. }))
+        .count()
+}
+
 fn stop_reason(observation: &Observation) -> Option<String> {
     observation
         .error()
@@ -320,10 +328,7 @@ async fn a_model_that_loops_forever_is_stopped_by_the_no_progress_guard() {
 #[tokio::test]
 async fn repeating_a_successful_call_is_no_progress_either() {
     let looping = model::from_fn(|messages, _tools| {
-        let round = messages
-            .iter()
-            .filter(|message| matches!(message, Message::Assistant { .. }))
-            .count();
+        let round = answered(messages);
         Ok(ModelResponse::calls([call(
             &format!("c{round}"),
             "run_order",
@@ -349,10 +354,7 @@ async fn repeating_a_successful_call_is_no_progress_either() {
 #[tokio::test]
 async fn the_round_limit_stops_the_run() {
     let model = model::from_fn(|messages, _tools| {
-        let round = messages
-            .iter()
-            .filter(|message| matches!(message, Message::Assistant { .. }))
-            .count();
+        let round = answered(messages);
         Ok(ModelResponse::calls([call(
             &format!("c{round}"),
             "run_order",
@@ -376,10 +378,7 @@ async fn the_round_limit_stops_the_run() {
 #[tokio::test]
 async fn the_token_budget_counts_the_models_usage() {
     let model = model::from_fn(|messages, _tools| {
-        let round = messages
-            .iter()
-            .filter(|message| matches!(message, Message::Assistant { .. }))
-            .count();
+        let round = answered(messages);
         Ok(ModelResponse::calls([call(
             &format!("c{round}"),
             "run_order",
@@ -537,10 +536,7 @@ async fn a_run_the_model_failed_continues_from_its_record() {
     let fail = Arc::new(AtomicU32::new(1));
     let failing = Arc::clone(&fail);
     let model = model::from_fn(move |messages, _tools| {
-        let answered = messages
-            .iter()
-            .filter(|message| matches!(message, Message::Assistant { .. }))
-            .count();
+        let answered = answered(messages);
         if answered == 1 && failing.swap(0, Ordering::SeqCst) == 1 {
             return Err(ModelError::new(
                 ModelErrorKind::Server,
