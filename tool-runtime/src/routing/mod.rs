@@ -2,11 +2,15 @@
 //! tool.
 //!
 //! A [`Router`] decides in layers: strong rules first (patterns or closures that yield an
-//! intent, a confidence and the entities they extracted); the decision selects the intent's
-//! [`Scope`] (an unknown intent: the empty scope, fail-closed) and is recorded once per request
-//! under a step key in a [`DecisionStore`], so a later stage and a run resumed after a crash
-//! reuse it instead of deciding again.
+//! intent, a confidence and the entities they extracted); when none matches with the
+//! threshold's confidence, the [`Classifier`] if one is set (its answer checked: an intent
+//! outside the set, a confidence out of range or under the threshold, a follow-up without
+//! history or a failure make the intent unknown, each with its [`Signal`]). The decision
+//! selects the intent's [`Scope`] (an unknown intent: the empty scope, fail-closed) and is
+//! recorded once per request under a step key in a [`DecisionStore`], so a later stage and a
+//! run resumed after a crash reuse it instead of deciding again.
 
+mod classifier;
 mod decision;
 
 use std::collections::BTreeMap;
@@ -14,6 +18,10 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
+pub use classifier::{
+    Classification, Classifier, ClassifierError, ClassifierInput, MODEL_INPUT_CHARS,
+    ModelClassifier, RuleSignal, UNKNOWN,
+};
 pub use decision::{
     DecisionKey, DecisionStore, MemoryDecisionStore, RouteDecision, RouteSource, Signal,
 };
@@ -146,11 +154,15 @@ impl<'a> RouteRequest<'a> {
 
 /// Routes requests to intents (see the [module](self)).
 pub struct Router {
+    /// The intents' labels, in declaration order.
+    labels: Vec<&'static str>,
     scopes: BTreeMap<&'static str, Scope>,
     rules: Vec<Rule>,
     threshold: f64,
     version: u32,
     store: Arc<dyn DecisionStore>,
+    classifier: Option<Arc<dyn Classifier>>,
+    follow_up: Option<&'static str>,
 }
 
 impl fmt::Debug for Router {
@@ -160,6 +172,8 @@ impl fmt::Debug for Router {
             .field("rules", &self.rules.len())
             .field("threshold", &self.threshold)
             .field("version", &self.version)
+            .field("classifier", &self.classifier.is_some())
+            .field("follow_up", &self.follow_up)
             .finish_non_exhaustive()
     }
 }
@@ -173,6 +187,7 @@ impl Router {
     /// decisions kept in memory.
     pub fn new<I: Intent>() -> Self {
         Self {
+            labels: I::all().iter().map(Intent::label).collect(),
             scopes: I::all()
                 .iter()
                 .map(|intent| (intent.label(), intent.scope()))
@@ -181,7 +196,25 @@ impl Router {
             threshold: DEFAULT_THRESHOLD,
             version: 1,
             store: Arc::new(MemoryDecisionStore::default()),
+            classifier: None,
+            follow_up: None,
         }
+    }
+
+    /// The router, asking `classifier` when no strong rule matches (without one, such a
+    /// request's intent is unknown).
+    #[must_use]
+    pub fn classifier(mut self, classifier: impl Classifier) -> Self {
+        self.classifier = Some(Arc::new(classifier));
+        self
+    }
+
+    /// The intent that continues an earlier exchange ("yes, do that"): the classifier's
+    /// answer of it holds only for a request with history.
+    #[must_use]
+    pub fn follow_up(mut self, intent: impl Intent) -> Self {
+        self.follow_up = Some(intent.label());
+        self
     }
 
     /// The router with one more strong rule; rules are tried in the order they were added.
@@ -242,27 +275,92 @@ impl Router {
     }
 
     /// A new decision about `input`, recorded nowhere.
-    pub async fn decide(&self, input: &str, _has_history: bool) -> RouteDecision {
+    pub async fn decide(&self, input: &str, has_history: bool) -> RouteDecision {
         let step = self.step_key();
-        let strong = self.rules.iter().find_map(|rule| {
-            (rule.matches)(input).filter(|found| {
-                found.confidence >= self.threshold
-                    && found.confidence <= 1.0
-                    && self.scopes.contains_key(found.label)
-            })
-        });
-        match strong {
-            Some(found) => RouteDecision {
-                intent: Some(found.label.to_owned()),
-                confidence: found.confidence,
-                source: RouteSource::Rule,
-                signals: Vec::new(),
-                entities: found.entities,
-                reason: None,
-                clarify: None,
-                step,
-            },
-            None => RouteDecision::unknown(RouteSource::Fallback, vec![Signal::WeakRule], step),
+        let mut weak = Vec::new();
+        for rule in &self.rules {
+            let Some(found) = (rule.matches)(input) else {
+                continue;
+            };
+            // A match naming no intent of the set, or a confidence out of range, is no
+            // signal at all.
+            let Some(label) = self
+                .labels
+                .iter()
+                .copied()
+                .find(|label| *label == found.label)
+            else {
+                continue;
+            };
+            if !(0.0..=1.0).contains(&found.confidence) {
+                continue;
+            }
+            if found.confidence >= self.threshold {
+                return RouteDecision {
+                    intent: Some(label.to_owned()),
+                    confidence: found.confidence,
+                    source: RouteSource::Rule,
+                    signals: Vec::new(),
+                    entities: found.entities,
+                    reason: None,
+                    clarify: None,
+                    step,
+                };
+            }
+            weak.push(RuleSignal::new(label, found.confidence));
+        }
+        let Some(classifier) = &self.classifier else {
+            return RouteDecision::unknown(RouteSource::Fallback, vec![Signal::WeakRule], step);
+        };
+        let input = ClassifierInput::new(input, &self.labels)
+            .with_history(has_history)
+            .with_weak(&weak)
+            .with_follow_up(self.follow_up);
+        let answer = classifier.classify(input).await;
+        self.check(answer, has_history, step)
+    }
+
+    /// The decision a classifier's answer makes, once checked.
+    fn check(
+        &self,
+        answer: Result<Classification, ClassifierError>,
+        has_history: bool,
+        step: String,
+    ) -> RouteDecision {
+        let degraded = |signal: Signal, reason: Option<String>| {
+            let mut decision =
+                RouteDecision::unknown(RouteSource::Fallback, vec![signal], step.clone());
+            decision.reason = reason;
+            decision
+        };
+        let Ok(answer) = answer else {
+            return degraded(Signal::ClassifierError, None);
+        };
+        let known = self.labels.contains(&answer.intent.as_str());
+        // `contains` is false for NaN, so a NaN confidence is invalid too.
+        if (!known && answer.intent != UNKNOWN) || !(0.0..=1.0).contains(&answer.confidence) {
+            return degraded(Signal::ClassifierInvalid, answer.reason);
+        }
+        if !known {
+            let mut decision = RouteDecision::unknown(RouteSource::Classifier, Vec::new(), step);
+            decision.reason = answer.reason;
+            return decision;
+        }
+        if self.follow_up == Some(answer.intent.as_str()) && !has_history {
+            return degraded(Signal::FollowUpWithoutHistory, answer.reason);
+        }
+        if answer.confidence < self.threshold {
+            return degraded(Signal::ClassifierLowConfidence, answer.reason);
+        }
+        RouteDecision {
+            intent: Some(answer.intent),
+            confidence: answer.confidence,
+            source: RouteSource::Classifier,
+            signals: Vec::new(),
+            entities: answer.entities,
+            reason: answer.reason,
+            clarify: None,
+            step,
         }
     }
 }
