@@ -1,6 +1,8 @@
 //! The router's layers, from outside: strong rules, the classifier and each check of its
-//! answer (every signal), the model classifier's request and answer, and a decision kept once
-//! per request (reused by another router over the same store, decided again by a new version).
+//! answer (every signal), the model classifier's request and answer, the evidence each entity
+//! takes (a value the classifier invented is asked about, an alias is looked up), and a
+//! decision kept once per request (reused by another router over the same store, decided
+//! again by a new version).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -10,7 +12,7 @@ use tool_runtime::model::{
     self, Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ScriptedModel,
 };
 use tool_runtime::routing::{
-    Classification, Classifier, ClassifierError, ClassifierInput, MODEL_INPUT_CHARS,
+    Classification, Classifier, ClassifierError, ClassifierInput, Entity, MODEL_INPUT_CHARS,
     MemoryDecisionStore, ModelClassifier, RouteDecision, RouteRequest, RouteSource, Router, Rule,
     RuleSignal, Signal,
 };
@@ -540,4 +542,247 @@ async fn the_route_future_with_a_classifier_is_send() {
     tests::assert_send(&route);
     let decision = route.await.expect("the store answers");
     assert_eq!(decision.source, RouteSource::Classifier);
+}
+
+fn order_id() -> Entity {
+    Entity::in_text("order_id", r"A-\d+").expect("the pattern compiles")
+}
+
+/// Knows the products by what customers call them.
+fn product() -> Entity {
+    Entity::linked("product", |value: &str, _text: &str| {
+        match value.trim().to_lowercase().as_str() {
+            "blue kettle" | "the blue one" | "kettle-b" => Some("KETTLE-B".to_owned()),
+            "toaster" => Some("TOASTER-2".to_owned()),
+            _ => None,
+        }
+    })
+    .ask("Which product? The kettle or the toaster?")
+}
+
+/// A router for refunds that need an order id, with `classifier`.
+fn refunds(classifier: Counted) -> Router {
+    Router::new::<Desk>()
+        .entity(order_id())
+        .entity(product())
+        .requires(Desk::Refund, ["order_id"])
+        .classifier(classifier)
+}
+
+#[tokio::test]
+async fn an_order_id_the_classifier_invented_is_asked_about() {
+    let classifier = Counted::always(Ok(
+        Classification::new("refund", 0.9).entity("order_id", "A-1008")
+    ));
+    let router = refunds(classifier.clone());
+    let decision = router.decide("please refund my last order", false).await;
+    assert_eq!(decision.intent.as_deref(), Some("refund"));
+    assert_eq!(decision.source, RouteSource::Classifier);
+    assert!(decision.entities.is_empty(), "{:?}", decision.entities);
+    assert_eq!(signals(&decision), ["entity_unverified"]);
+    assert_eq!(
+        decision.clarify.as_deref(),
+        Some("Which order id? Please write it as it appears, so I can check it.")
+    );
+    assert!(!decision.is_routed());
+    assert!(router.scope(&decision).is_empty(), "no tool while asking");
+    // The classifier was told which entities count.
+    assert_eq!(classifier.asked()[0].entities, ["order_id", "product"]);
+
+    // Another id than the one the user wrote is no evidence either, and the one written is not
+    // swapped in behind the classifier's back.
+    let router = refunds(Counted::always(Ok(
+        Classification::new("refund", 0.9).entity("order_id", "A-1009")
+    )));
+    let decision = router.decide("refund A-1008 please", false).await;
+    assert_eq!(signals(&decision), ["entity_unverified"]);
+    assert!(decision.clarify.is_some());
+
+    // Part of a value, or more than one, does not match the pattern as a whole.
+    for given in ["A-", "A-1008 A-1009", "xA-1008"] {
+        let router = refunds(Counted::always(Ok(
+            Classification::new("refund", 0.9).entity("order_id", given)
+        )));
+        let decision = router.decide("refund A-1008 A-1009 xA-1008", false).await;
+        assert!(decision.entities.is_empty(), "{given}: {decision:?}");
+        assert!(decision.clarify.is_some(), "{given}");
+    }
+}
+
+#[tokio::test]
+async fn an_order_id_written_by_the_user_holds() {
+    let router = refunds(Counted::always(Ok(
+        Classification::new("refund", 0.9).entity("order_id", " A-1008 ")
+    )));
+    let decision = router.decide("refund A-1008 please", false).await;
+    assert_eq!(
+        decision.entities.get("order_id").map(String::as_str),
+        Some("A-1008")
+    );
+    assert_eq!(decision.clarify, None);
+    assert!(decision.signals.is_empty());
+    assert!(decision.is_routed());
+    assert!(router.scope(&decision).allows("route_refund"));
+}
+
+#[tokio::test]
+async fn a_missing_order_id_is_read_from_the_text_when_there_is_one() {
+    let router = refunds(Counted::always(Ok(Classification::new("refund", 0.9))));
+    let decision = router.decide("refund A-1008, yes A-1008", false).await;
+    assert_eq!(
+        decision.entities.get("order_id").map(String::as_str),
+        Some("A-1008")
+    );
+    assert!(decision.is_routed());
+
+    // Two different ids: which one is the user's to say.
+    let decision = router.decide("refund A-1008 or A-1009", false).await;
+    assert!(decision.entities.is_empty());
+    assert_eq!(signals(&decision), ["entity_unverified"]);
+
+    // None at all.
+    let decision = router.decide("refund it", false).await;
+    assert_eq!(signals(&decision), ["entity_unverified"]);
+}
+
+#[tokio::test]
+async fn an_alias_is_looked_up_and_kept_canonical() {
+    let router = Router::new::<Desk>()
+        .entity(product())
+        .requires(Desk::Refund, ["product"])
+        .classifier(Counted::new(|text| {
+            let named = if text.contains("blue") {
+                "the blue one"
+            } else {
+                "the red one"
+            };
+            Ok(Classification::new("refund", 0.9).entity("product", named))
+        }));
+    let decision = router.decide("refund the blue one", false).await;
+    assert_eq!(
+        decision.entities.get("product").map(String::as_str),
+        Some("KETTLE-B")
+    );
+    assert!(decision.is_routed());
+
+    // An alias the lookup does not know: the entity's own question.
+    let decision = router.decide("refund the red one", false).await;
+    assert!(decision.entities.is_empty());
+    assert_eq!(
+        decision.clarify.as_deref(),
+        Some("Which product? The kettle or the toaster?")
+    );
+    assert_eq!(signals(&decision), ["entity_unverified"]);
+
+    // A linked entity nobody named has no evidence.
+    let router = Router::new::<Desk>()
+        .entity(product())
+        .requires(Desk::Refund, ["product"])
+        .classifier(Counted::always(Ok(Classification::new("refund", 0.9))));
+    let decision = router.decide("refund the toaster", false).await;
+    assert_eq!(signals(&decision), ["entity_unverified"]);
+}
+
+#[tokio::test]
+async fn entities_nobody_declared_are_dropped() {
+    let router = refunds(Counted::always(Ok(Classification::new(
+        "order_status",
+        0.9,
+    )
+    .entity("order_id", "A-7")
+    .entity("email", "someone@example.com"))));
+    let decision = router.decide("where is A-7", false).await;
+    assert_eq!(
+        decision.entities.into_iter().collect::<Vec<_>>(),
+        [("order_id".to_owned(), "A-7".to_owned())]
+    );
+
+    // An intent that needs no entity goes on without one.
+    let decision = router.decide("where is my order", false).await;
+    assert!(decision.is_routed());
+    assert!(decision.entities.is_empty());
+}
+
+#[tokio::test]
+async fn a_strong_rule_entities_are_checked_too() {
+    let router = Router::new::<Desk>()
+        .entity(product())
+        .requires(Desk::Refund, ["product", "order_id"])
+        .rule(
+            Rule::pattern(
+                Desk::Refund,
+                r"refund the (?P<product>\w+ \w+)(?: from (?P<order_id>A-\d+))?",
+                1.0,
+            )
+            .expect("the pattern compiles"),
+        );
+    let decision = router
+        .decide("refund the blue kettle from A-3", false)
+        .await;
+    assert_eq!(decision.source, RouteSource::Rule);
+    assert_eq!(
+        decision.entities.get("product").map(String::as_str),
+        Some("KETTLE-B")
+    );
+    // `order_id` is declared by no entity: the rule's own reading of the text stays.
+    assert_eq!(
+        decision.entities.get("order_id").map(String::as_str),
+        Some("A-3")
+    );
+    assert!(decision.is_routed());
+
+    // A product the lookup does not know is asked about, though the rule was sure.
+    let decision = router
+        .decide("refund the green teapot from A-3", false)
+        .await;
+    assert_eq!(decision.intent.as_deref(), Some("refund"));
+    assert_eq!(
+        decision.clarify.as_deref(),
+        Some("Which product? The kettle or the toaster?")
+    );
+    assert!(!decision.entities.contains_key("product"));
+
+    // A required entity that no entity declares and the rule did not read: its default
+    // question.
+    let decision = router.decide("refund the blue kettle", false).await;
+    assert_eq!(
+        decision.clarify.as_deref(),
+        Some("Which order id? Please write it as it appears, so I can check it.")
+    );
+    assert_eq!(signals(&decision), ["entity_unverified"]);
+}
+
+#[tokio::test]
+async fn an_entity_declared_again_replaces_the_first() {
+    let router = Router::new::<Desk>()
+        .entity(Entity::in_text("order_id", r"B-\d+").expect("the pattern compiles"))
+        .entity(order_id().ask("Which order (A-...)?"))
+        .requires(Desk::Refund, ["order_id"])
+        .classifier(Counted::always(Ok(Classification::new("refund", 0.9))));
+    let decision = router.decide("refund B-1", false).await;
+    assert_eq!(decision.clarify.as_deref(), Some("Which order (A-...)?"));
+    let decision = router.decide("refund A-1", false).await;
+    assert_eq!(
+        decision.entities.get("order_id").map(String::as_str),
+        Some("A-1")
+    );
+
+    assert!(Entity::in_text("order_id", r"A-(\d+").is_err());
+}
+
+#[tokio::test]
+async fn a_decision_that_asks_is_kept_and_asks_again() {
+    let store = Arc::new(MemoryDecisionStore::default());
+    let classifier = Counted::always(Ok(
+        Classification::new("refund", 0.9).entity("order_id", "A-42")
+    ));
+    let router = refunds(classifier.clone()).store(Arc::clone(&store));
+    let session = Session::new("s-ask");
+    let request = RouteRequest::new(&session, "r-ask", "refund my order");
+    let decided = router.route(&request).await.expect("the store answers");
+    assert!(decided.clarify.is_some());
+    assert!(router.scope(&decided).is_empty());
+    let kept = router.route(&request).await.expect("the store answers");
+    assert_eq!(kept, decided);
+    assert_eq!(classifier.calls(), 1);
 }

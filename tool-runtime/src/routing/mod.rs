@@ -5,13 +5,18 @@
 //! intent, a confidence and the entities they extracted); when none matches with the
 //! threshold's confidence, the [`Classifier`] if one is set (its answer checked: an intent
 //! outside the set, a confidence out of range or under the threshold, a follow-up without
-//! history or a failure make the intent unknown, each with its [`Signal`]). The decision
+//! history or a failure make the intent unknown, each with its [`Signal`]); then evidence:
+//! each [`Entity`] the router declares is kept only with evidence for it (written in the
+//! user's text, or known to a lookup), an entity nobody declared is dropped, and an intent
+//! that [requires](Router::requires) an entity left without evidence asks the user
+//! ([`RouteDecision::clarify`], the empty scope) instead of guessing. The decision
 //! selects the intent's [`Scope`] (an unknown intent: the empty scope, fail-closed) and is
 //! recorded once per request under a step key in a [`DecisionStore`], so a later stage and a
 //! run resumed after a crash reuse it instead of deciding again.
 
 mod classifier;
 mod decision;
+mod evidence;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,6 +30,7 @@ pub use classifier::{
 pub use decision::{
     DecisionKey, DecisionStore, MemoryDecisionStore, RouteDecision, RouteSource, Signal,
 };
+pub use evidence::{Entity, EntityLookup};
 
 use crate::session::{Scope, Session};
 
@@ -163,6 +169,10 @@ pub struct Router {
     store: Arc<dyn DecisionStore>,
     classifier: Option<Arc<dyn Classifier>>,
     follow_up: Option<&'static str>,
+    /// The declared entities, in declaration order, names unique.
+    entities: Vec<Entity>,
+    /// The entities each intent needs, by the intent's label.
+    required: BTreeMap<&'static str, Vec<String>>,
 }
 
 impl fmt::Debug for Router {
@@ -174,6 +184,8 @@ impl fmt::Debug for Router {
             .field("version", &self.version)
             .field("classifier", &self.classifier.is_some())
             .field("follow_up", &self.follow_up)
+            .field("entities", &self.entities)
+            .field("required", &self.required)
             .finish_non_exhaustive()
     }
 }
@@ -198,7 +210,41 @@ impl Router {
             store: Arc::new(MemoryDecisionStore::default()),
             classifier: None,
             follow_up: None,
+            entities: Vec::new(),
+            required: BTreeMap::new(),
         }
+    }
+
+    /// The router, looking for `entity` in requests (an entity declared again under the same
+    /// name replaces the first). Only declared entities reach a decision, each with evidence.
+    #[must_use]
+    pub fn entity(mut self, entity: Entity) -> Self {
+        match self
+            .entities
+            .iter_mut()
+            .find(|declared| declared.name() == entity.name())
+        {
+            Some(declared) => *declared = entity,
+            None => self.entities.push(entity),
+        }
+        self
+    }
+
+    /// The router, where `intent` needs the entities `names`: a request of the intent that
+    /// gives no evidence for one of them is asked about it (the first missing one's
+    /// [`Entity::question`]) and shown no tool. A name no [`entity`](Self::entity) declares
+    /// never has evidence, so such a request is always asked.
+    #[must_use]
+    pub fn requires<S: Into<String>>(
+        mut self,
+        intent: impl Intent,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.required
+            .entry(intent.label())
+            .or_default()
+            .extend(names.into_iter().map(Into::into));
+        self
     }
 
     /// The router, asking `classifier` when no strong rule matches (without one, such a
@@ -296,7 +342,7 @@ impl Router {
                 continue;
             }
             if found.confidence >= self.threshold {
-                return RouteDecision {
+                let decision = RouteDecision {
                     intent: Some(label.to_owned()),
                     confidence: found.confidence,
                     source: RouteSource::Rule,
@@ -306,18 +352,60 @@ impl Router {
                     clarify: None,
                     step,
                 };
+                return self.evidence(decision, input);
             }
             weak.push(RuleSignal::new(label, found.confidence));
         }
         let Some(classifier) = &self.classifier else {
             return RouteDecision::unknown(RouteSource::Fallback, vec![Signal::WeakRule], step);
         };
-        let input = ClassifierInput::new(input, &self.labels)
+        let names: Vec<&str> = self.entities.iter().map(Entity::name).collect();
+        let asked = ClassifierInput::new(input, &self.labels)
             .with_history(has_history)
             .with_weak(&weak)
-            .with_follow_up(self.follow_up);
-        let answer = classifier.classify(input).await;
-        self.check(answer, has_history, step)
+            .with_follow_up(self.follow_up)
+            .with_entities(&names);
+        let answer = classifier.classify(asked).await;
+        let decision = self.check(answer, has_history, step);
+        self.evidence(decision, input)
+    }
+
+    /// `decision` with only the entities it has evidence for in `input`, and the question
+    /// to ask when its intent needs one that has none.
+    fn evidence(&self, mut decision: RouteDecision, input: &str) -> RouteDecision {
+        let Some(intent) = decision.intent.as_deref() else {
+            return decision;
+        };
+        let mut given = std::mem::take(&mut decision.entities);
+        let mut kept: BTreeMap<String, String> = self
+            .entities
+            .iter()
+            .filter_map(|entity| {
+                let value = entity.verify(given.remove(entity.name()).as_deref(), input)?;
+                Some((entity.name().to_owned(), value))
+            })
+            .collect();
+        // What is left was declared by no one. A strong rule's own entities are the
+        // application's reading of the text (a pattern's groups, its closure), so they stay;
+        // the classifier's are dropped.
+        if decision.source == RouteSource::Rule {
+            kept.append(&mut given);
+        }
+        let missing = self
+            .required
+            .get(intent)
+            .and_then(|names| names.iter().find(|name| !kept.contains_key(name.as_str())));
+        if let Some(missing) = missing {
+            let question = self
+                .entities
+                .iter()
+                .find(|entity| entity.name() == missing)
+                .map_or_else(|| evidence::default_question(missing), Entity::question);
+            decision.clarify = Some(question);
+            decision.signals.push(Signal::EntityUnverified);
+        }
+        decision.entities = kept;
+        decision
     }
 
     /// The decision a classifier's answer makes, once checked.
