@@ -129,9 +129,7 @@ impl Entity {
             (Evidence::InText { find, .. }, None) => {
                 let mut found = find.find_iter(text).map(|found| found.as_str());
                 let first = found.next().filter(|first| !first.is_empty())?;
-                found
-                    .all(|other| other == first)
-                    .then(|| first.to_owned())
+                found.all(|other| other == first).then(|| first.to_owned())
             }
             (Evidence::Linked(lookup), Some(value)) => lookup.resolve(value, text),
             (Evidence::Linked(_), None) => None,

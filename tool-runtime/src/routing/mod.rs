@@ -13,6 +13,54 @@
 //! selects the intent's [`Scope`] (an unknown intent: the empty scope, fail-closed) and is
 //! recorded once per request under a step key in a [`DecisionStore`], so a later stage and a
 //! run resumed after a crash reuse it instead of deciding again.
+//!
+//! ```
+//! use tool_runtime::model::{ModelResponse, ScriptedModel};
+//! use tool_runtime::routing::{Entity, ModelClassifier, Router, Rule, Signal};
+//! use tool_runtime::{intents, tool};
+//!
+//! /// Looks an order up.
+//! #[tool(read_only)]
+//! async fn order_status(
+//!     /// The order id.
+//!     order_id: String,
+//! ) -> String {
+//!     order_id
+//! }
+//!
+//! intents! {
+//!     /// What a support request is about.
+//!     enum Support {
+//!         OrderStatus = "order_status" => [order_status],
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! // The classifier names an order id the user never wrote.
+//! let model = ScriptedModel::new([ModelResponse::text(
+//!     r#"{"intent":"order_status","confidence":0.9,"reason":null,
+//!         "entities":[{"name":"order_id","value":"A-1"}]}"#,
+//! )]);
+//! let router = Router::new::<Support>()
+//!     .rule(Rule::pattern(Support::OrderStatus, r"where is (?P<order_id>A-\d+)", 1.0)?)
+//!     .classifier(ModelClassifier::new(model))
+//!     .entity(Entity::in_text("order_id", r"A-\d+")?.ask("Which order? It starts with A-."))
+//!     .requires(Support::OrderStatus, ["order_id"]);
+//!
+//! // A strong rule decides alone.
+//! let decision = router.decide("where is A-7?", false).await;
+//! assert!(decision.is_routed());
+//! assert!(router.scope(&decision).allows("order_status"));
+//!
+//! // The classifier's guess is no evidence: the user is asked, and shown no tool.
+//! let decision = router.decide("my parcel is late", false).await;
+//! assert_eq!(decision.intent.as_deref(), Some("order_status"));
+//! assert_eq!(decision.clarify.as_deref(), Some("Which order? It starts with A-."));
+//! assert_eq!(decision.signals, [Signal::EntityUnverified]);
+//! assert!(router.scope(&decision).is_empty());
+//! # Ok::<(), regex::Error>(())
+//! # }).unwrap();
+//! ```
 
 mod classifier;
 mod decision;
