@@ -15,6 +15,14 @@ pub struct LoweredCatalog {
 }
 
 impl LoweredCatalog {
+    /// A catalog of no tool for `target`: what the router's classifier is shown.
+    pub(crate) fn empty(target: Target) -> Self {
+        Self {
+            target,
+            tools: Vec::new(),
+        }
+    }
+
     /// The target the tools are lowered for.
     pub fn target(&self) -> Target {
         self.target

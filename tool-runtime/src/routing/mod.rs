@@ -2,21 +2,83 @@
 //! tool.
 //!
 //! A [`Router`] decides in layers: strong rules first (patterns or closures that yield an
-//! intent, a confidence and the entities they extracted); the decision selects the intent's
-//! [`Scope`] (an unknown intent: the empty scope, fail-closed) and is recorded once per request
-//! under a step key in a [`DecisionStore`], so a later stage and a run resumed after a crash
-//! reuse it instead of deciding again.
+//! intent, a confidence and the entities they extracted); when none matches with the
+//! threshold's confidence, the [`Classifier`] if one is set (its answer checked: an intent
+//! outside the set, a confidence out of range or under the threshold, a follow-up without
+//! history or a failure make the intent unknown, each with its [`Signal`]); then evidence:
+//! each [`Entity`] the router declares is kept only with evidence for it (written in the
+//! user's text, or known to a lookup), an entity nobody declared is dropped, and an intent
+//! that [requires](Router::requires) an entity left without evidence asks the user
+//! ([`RouteDecision::clarify`], the empty scope) instead of guessing. The decision
+//! selects the intent's [`Scope`] (an unknown intent: the empty scope, fail-closed) and is
+//! recorded once per request under a step key in a [`DecisionStore`], so a later stage and a
+//! run resumed after a crash reuse it instead of deciding again.
+//!
+//! ```
+//! use tool_runtime::model::{ModelResponse, ScriptedModel};
+//! use tool_runtime::routing::{Entity, ModelClassifier, Router, Rule, Signal};
+//! use tool_runtime::{intents, tool};
+//!
+//! /// Looks an order up.
+//! #[tool(read_only)]
+//! async fn order_status(
+//!     /// The order id.
+//!     order_id: String,
+//! ) -> String {
+//!     order_id
+//! }
+//!
+//! intents! {
+//!     /// What a support request is about.
+//!     enum Support {
+//!         OrderStatus = "order_status" => [order_status],
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! // The classifier names an order id the user never wrote.
+//! let model = ScriptedModel::new([ModelResponse::text(
+//!     r#"{"intent":"order_status","confidence":0.9,"reason":null,
+//!         "entities":[{"name":"order_id","value":"A-1"}]}"#,
+//! )]);
+//! let router = Router::new::<Support>()
+//!     .rule(Rule::pattern(Support::OrderStatus, r"where is (?P<order_id>A-\d+)", 1.0)?)
+//!     .classifier(ModelClassifier::new(model))
+//!     .entity(Entity::in_text("order_id", r"A-\d+")?.ask("Which order? It starts with A-."))
+//!     .requires(Support::OrderStatus, ["order_id"]);
+//!
+//! // A strong rule decides alone.
+//! let decision = router.decide("where is A-7?", false).await;
+//! assert!(decision.is_routed());
+//! assert!(router.scope(&decision).allows("order_status"));
+//!
+//! // The classifier's guess is no evidence: the user is asked, and shown no tool.
+//! let decision = router.decide("my parcel is late", false).await;
+//! assert_eq!(decision.intent.as_deref(), Some("order_status"));
+//! assert_eq!(decision.clarify.as_deref(), Some("Which order? It starts with A-."));
+//! assert_eq!(decision.signals, [Signal::EntityUnverified]);
+//! assert!(router.scope(&decision).is_empty());
+//! # Ok::<(), regex::Error>(())
+//! # }).unwrap();
+//! ```
 
+mod classifier;
 mod decision;
+mod evidence;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
 
+pub use classifier::{
+    Classification, Classifier, ClassifierError, ClassifierInput, MODEL_INPUT_CHARS,
+    ModelClassifier, RuleSignal, UNKNOWN,
+};
 pub use decision::{
     DecisionKey, DecisionStore, MemoryDecisionStore, RouteDecision, RouteSource, Signal,
 };
+pub use evidence::{Entity, EntityLookup};
 
 use crate::session::{Scope, Session};
 
@@ -146,11 +208,19 @@ impl<'a> RouteRequest<'a> {
 
 /// Routes requests to intents (see the [module](self)).
 pub struct Router {
+    /// The intents' labels, in declaration order.
+    labels: Vec<&'static str>,
     scopes: BTreeMap<&'static str, Scope>,
     rules: Vec<Rule>,
     threshold: f64,
     version: u32,
     store: Arc<dyn DecisionStore>,
+    classifier: Option<Arc<dyn Classifier>>,
+    follow_up: Option<&'static str>,
+    /// The declared entities, in declaration order, names unique.
+    entities: Vec<Entity>,
+    /// The entities each intent needs, by the intent's label.
+    required: BTreeMap<&'static str, Vec<String>>,
 }
 
 impl fmt::Debug for Router {
@@ -160,6 +230,10 @@ impl fmt::Debug for Router {
             .field("rules", &self.rules.len())
             .field("threshold", &self.threshold)
             .field("version", &self.version)
+            .field("classifier", &self.classifier.is_some())
+            .field("follow_up", &self.follow_up)
+            .field("entities", &self.entities)
+            .field("required", &self.required)
             .finish_non_exhaustive()
     }
 }
@@ -173,6 +247,7 @@ impl Router {
     /// decisions kept in memory.
     pub fn new<I: Intent>() -> Self {
         Self {
+            labels: I::all().iter().map(Intent::label).collect(),
             scopes: I::all()
                 .iter()
                 .map(|intent| (intent.label(), intent.scope()))
@@ -181,7 +256,59 @@ impl Router {
             threshold: DEFAULT_THRESHOLD,
             version: 1,
             store: Arc::new(MemoryDecisionStore::default()),
+            classifier: None,
+            follow_up: None,
+            entities: Vec::new(),
+            required: BTreeMap::new(),
         }
+    }
+
+    /// The router, looking for `entity` in requests (an entity declared again under the same
+    /// name replaces the first). Only declared entities reach a decision, each with evidence.
+    #[must_use]
+    pub fn entity(mut self, entity: Entity) -> Self {
+        match self
+            .entities
+            .iter_mut()
+            .find(|declared| declared.name() == entity.name())
+        {
+            Some(declared) => *declared = entity,
+            None => self.entities.push(entity),
+        }
+        self
+    }
+
+    /// The router, where `intent` needs the entities `names`: a request of the intent that
+    /// gives no evidence for one of them is asked about it (the first missing one's
+    /// [`Entity::question`]) and shown no tool. A name no [`entity`](Self::entity) declares
+    /// never has evidence, so such a request is always asked.
+    #[must_use]
+    pub fn requires<S: Into<String>>(
+        mut self,
+        intent: impl Intent,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.required
+            .entry(intent.label())
+            .or_default()
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// The router, asking `classifier` when no strong rule matches (without one, such a
+    /// request's intent is unknown).
+    #[must_use]
+    pub fn classifier(mut self, classifier: impl Classifier) -> Self {
+        self.classifier = Some(Arc::new(classifier));
+        self
+    }
+
+    /// The intent that continues an earlier exchange ("yes, do that"): the classifier's
+    /// answer of it holds only for a request with history.
+    #[must_use]
+    pub fn follow_up(mut self, intent: impl Intent) -> Self {
+        self.follow_up = Some(intent.label());
+        self
     }
 
     /// The router with one more strong rule; rules are tried in the order they were added.
@@ -242,27 +369,134 @@ impl Router {
     }
 
     /// A new decision about `input`, recorded nowhere.
-    pub async fn decide(&self, input: &str, _has_history: bool) -> RouteDecision {
+    pub async fn decide(&self, input: &str, has_history: bool) -> RouteDecision {
         let step = self.step_key();
-        let strong = self.rules.iter().find_map(|rule| {
-            (rule.matches)(input).filter(|found| {
-                found.confidence >= self.threshold
-                    && found.confidence <= 1.0
-                    && self.scopes.contains_key(found.label)
+        let mut weak = Vec::new();
+        for rule in &self.rules {
+            let Some(found) = (rule.matches)(input) else {
+                continue;
+            };
+            // A match naming no intent of the set, or a confidence out of range, is no
+            // signal at all.
+            let Some(label) = self
+                .labels
+                .iter()
+                .copied()
+                .find(|label| *label == found.label)
+            else {
+                continue;
+            };
+            if !(0.0..=1.0).contains(&found.confidence) {
+                continue;
+            }
+            if found.confidence >= self.threshold {
+                let decision = RouteDecision {
+                    intent: Some(label.to_owned()),
+                    confidence: found.confidence,
+                    source: RouteSource::Rule,
+                    signals: Vec::new(),
+                    entities: found.entities,
+                    reason: None,
+                    clarify: None,
+                    step,
+                };
+                return self.evidence(decision, input);
+            }
+            weak.push(RuleSignal::new(label, found.confidence));
+        }
+        let Some(classifier) = &self.classifier else {
+            return RouteDecision::unknown(RouteSource::Fallback, vec![Signal::WeakRule], step);
+        };
+        let names: Vec<&str> = self.entities.iter().map(Entity::name).collect();
+        let asked = ClassifierInput::new(input, &self.labels)
+            .with_history(has_history)
+            .with_weak(&weak)
+            .with_follow_up(self.follow_up)
+            .with_entities(&names);
+        let answer = classifier.classify(asked).await;
+        let decision = self.check(answer, has_history, step);
+        self.evidence(decision, input)
+    }
+
+    /// `decision` with only the entities it has evidence for in `input`, and the question
+    /// to ask when its intent needs one that has none.
+    fn evidence(&self, mut decision: RouteDecision, input: &str) -> RouteDecision {
+        let Some(intent) = decision.intent.as_deref() else {
+            return decision;
+        };
+        let mut given = std::mem::take(&mut decision.entities);
+        let mut kept: BTreeMap<String, String> = self
+            .entities
+            .iter()
+            .filter_map(|entity| {
+                let value = entity.verify(given.remove(entity.name()).as_deref(), input)?;
+                Some((entity.name().to_owned(), value))
             })
-        });
-        match strong {
-            Some(found) => RouteDecision {
-                intent: Some(found.label.to_owned()),
-                confidence: found.confidence,
-                source: RouteSource::Rule,
-                signals: Vec::new(),
-                entities: found.entities,
-                reason: None,
-                clarify: None,
-                step,
-            },
-            None => RouteDecision::unknown(RouteSource::Fallback, vec![Signal::WeakRule], step),
+            .collect();
+        // What is left was declared by no one. A strong rule's own entities are the
+        // application's reading of the text (a pattern's groups, its closure), so they stay;
+        // the classifier's are dropped.
+        if decision.source == RouteSource::Rule {
+            kept.append(&mut given);
+        }
+        let missing = self
+            .required
+            .get(intent)
+            .and_then(|names| names.iter().find(|name| !kept.contains_key(name.as_str())));
+        if let Some(missing) = missing {
+            let question = self
+                .entities
+                .iter()
+                .find(|entity| entity.name() == missing)
+                .map_or_else(|| evidence::default_question(missing), Entity::question);
+            decision.clarify = Some(question);
+            decision.signals.push(Signal::EntityUnverified);
+        }
+        decision.entities = kept;
+        decision
+    }
+
+    /// The decision a classifier's answer makes, once checked.
+    fn check(
+        &self,
+        answer: Result<Classification, ClassifierError>,
+        has_history: bool,
+        step: String,
+    ) -> RouteDecision {
+        let degraded = |signal: Signal, reason: Option<String>| {
+            let mut decision =
+                RouteDecision::unknown(RouteSource::Fallback, vec![signal], step.clone());
+            decision.reason = reason;
+            decision
+        };
+        let Ok(answer) = answer else {
+            return degraded(Signal::ClassifierError, None);
+        };
+        let known = self.labels.contains(&answer.intent.as_str());
+        // `contains` is false for NaN, so a NaN confidence is invalid too.
+        if (!known && answer.intent != UNKNOWN) || !(0.0..=1.0).contains(&answer.confidence) {
+            return degraded(Signal::ClassifierInvalid, answer.reason);
+        }
+        if !known {
+            let mut decision = RouteDecision::unknown(RouteSource::Classifier, Vec::new(), step);
+            decision.reason = answer.reason;
+            return decision;
+        }
+        if self.follow_up == Some(answer.intent.as_str()) && !has_history {
+            return degraded(Signal::FollowUpWithoutHistory, answer.reason);
+        }
+        if answer.confidence < self.threshold {
+            return degraded(Signal::ClassifierLowConfidence, answer.reason);
+        }
+        RouteDecision {
+            intent: Some(answer.intent),
+            confidence: answer.confidence,
+            source: RouteSource::Classifier,
+            signals: Vec::new(),
+            entities: answer.entities,
+            reason: answer.reason,
+            clarify: None,
+            step,
         }
     }
 }
