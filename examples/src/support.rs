@@ -10,6 +10,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_runtime::client::{LogLevel, Progress};
+use tool_runtime::routing::{Router, Rule, RuleMatch};
 use tool_runtime::{Page, RunContext, ToolError, intents, tool};
 
 /// One order of the demo data.
@@ -167,6 +168,78 @@ intents! {
         /// Money back: billing's requests.
         Billing = "billing" => [get_order_status, search_orders, issue_refund],
     }
+}
+
+/// The desk's router: strong rules over the words of a request, first match wins. Each rule
+/// takes the first order id in the text (`A-` and four digits) as the entity `order_id`. A
+/// request no rule knows is routed nowhere: the model is shown no tools.
+pub fn router() -> Router {
+    Router::new::<SupportIntent>()
+        .rule(words(
+            SupportIntent::Complaint,
+            &[
+                "complaint",
+                "complain",
+                "late",
+                "broken",
+                "damaged",
+                "never arrived",
+                "wrong item",
+            ],
+            0.9,
+        ))
+        .rule(words(
+            SupportIntent::Billing,
+            &["refund", "money back", "charged", "invoice"],
+            0.9,
+        ))
+        .rule(words(
+            SupportIntent::OrderStatus,
+            &["where is", "status of", "track"],
+            0.85,
+        ))
+}
+
+/// A rule matching when the text holds one of `words` (any case).
+fn words(intent: SupportIntent, words: &'static [&'static str], confidence: f64) -> Rule {
+    Rule::when(move |text: &str| {
+        let lower = text.to_lowercase();
+        if !words.iter().any(|word| holds_words(&lower, word)) {
+            return None;
+        }
+        let found = RuleMatch::new(intent, confidence);
+        Some(match order_id_in(text) {
+            Some(order) => found.entity("order_id", order),
+            None => found,
+        })
+    })
+}
+
+/// Whether `text` holds `words` as whole words (`late` is not in `plate`).
+fn holds_words(text: &str, words: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(words).any(|(at, _)| {
+        let end = at + words.len();
+        let starts = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        let ends = bytes
+            .get(end)
+            .is_none_or(|next| !next.is_ascii_alphanumeric());
+        starts && ends
+    })
+}
+
+/// The first order id in `text`: `A-` and four digits, not inside a longer word.
+pub fn order_id_in(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    text.match_indices("A-").find_map(|(at, _)| {
+        let end = at + 6;
+        let digits = bytes.get(at + 2..end)?;
+        let starts_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        let ends_word = bytes
+            .get(end)
+            .is_none_or(|next| !next.is_ascii_alphanumeric());
+        (starts_word && ends_word && digits.iter().all(u8::is_ascii_digit)).then(|| &text[at..end])
+    })
 }
 
 /// What `get_order_status` returns.

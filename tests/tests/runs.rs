@@ -577,6 +577,32 @@ async fn a_run_the_model_failed_continues_from_its_record() {
 }
 
 #[tokio::test]
+async fn a_write_the_model_repeats_word_for_word_runs_once() {
+    let desk = Arc::new(Desk::default());
+    let model = ScriptedModel::new([
+        ModelResponse::calls([call("c1", "run_ticket", r#"{"subject":"late"}"#)]),
+        // Unsure the ticket went through, the model opens it again with the same arguments.
+        ModelResponse::calls([call("c2", "run_ticket", r#"{"subject":"late"}"#)]),
+        ModelResponse::text("Ticket T-1 is open."),
+    ]);
+    let agent = Agent::new(runtime(Arc::clone(&desk)), model);
+    let report = agent
+        .run(request("r-repeat", "open a ticket"))
+        .await
+        .expect("the run ends");
+    assert_eq!(report.end, RunEnd::Answered);
+    assert_eq!(desk.writes.load(Ordering::SeqCst), 1, "the write ran once");
+    let repeat = &report.rounds[1]
+        .report
+        .as_ref()
+        .expect("ran here")
+        .observations()[0];
+    assert!(repeat.replayed(), "answered from the idempotency layer");
+    assert_eq!(repeat.content(), Some("ticket T-1: late"));
+    assert_eq!(report.spent.duplicates, 1);
+}
+
+#[tokio::test]
 async fn a_round_recorded_but_not_answered_runs_its_write_once() {
     // A process recorded the model's answer, ran the write, and died before recording the
     // answer the write got. The record and the idempotency store say so.
@@ -586,8 +612,7 @@ async fn a_round_recorded_but_not_answered_runs_its_write_once() {
     let first = runtime
         .execute(
             &session,
-            [call("c1", "run_ticket", r#"{"subject":"late"}"#)
-                .with_idempotency_key("r-crash:1:c1")],
+            [call("c1", "run_ticket", r#"{"subject":"late"}"#)],
         )
         .await;
     assert!(first.observations()[0].is_success());

@@ -1,10 +1,13 @@
-//! A scripted support-desk session: each turn is the tool calls a model would emit, run by the
-//! runtime through its gates; every turn prints its batches, each observation and the timings,
-//! and what a person was asked and answered.
+//! The support desk as runs of a model: each request of the transcript is routed to an intent
+//! and its tools, then the model's calls run through the runtime's gates, round after round,
+//! until the model answers or the run's budget stops it. Each run prints its route, its
+//! budget, each round's batches, observations and timings, what a person was asked and
+//! answered, the answer, and what the run spent.
 //!
 //! ```text
 //! cargo run -p examples --bin support_desk                          # the built-in transcript
 //! cargo run -p examples --bin support_desk -- --transcript FILE     # another transcript
+//! cargo run -p examples --bin support_desk -- --model openai        # a real model
 //! cargo run -p examples --bin support_desk -- --json                # reports as JSON
 //! cargo run -p examples --bin support_desk -- --audit FILE          # keep the audit trail
 //! ```
@@ -13,31 +16,44 @@
 //! (scripted: it answers what the transcript says, so the run is deterministic), previews of
 //! the calls it is asked about, decision keys and an approval store for calls decided later,
 //! and an audit trail (`JsonlAudit`; a temporary file removed at the end, unless `--audit FILE`
-//! names one to keep). The session acts for the transcript's principal, in the scope of its
-//! intent (`SupportIntent`). At the end the audit file is verified (`verify_audit`).
+//! names one to keep). The session acts for the transcript's principal; each run's route
+//! (`examples::support::router`: strong rules over the request's words) narrows it to the scope of the
+//! request's intent (`SupportIntent`). At the end the audit file is verified (`verify_audit`).
+//!
+//! The model is scripted by default: round `n` of a run answers with the calls of the run's
+//! turn `n`, the round after the last turn with the run's answer. `--model openai` asks an
+//! OpenAI-compatible Chat Completions endpoint instead (`OpenAiChat::from_env`:
+//! `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`), with the same requests, router, gates
+//! and budgets; nobody is scripted to approve its calls then (an ask is denied), and nothing is
+//! resumed.
 //!
 //! A transcript is
 //!
 //! ```text
-//! {"session": "...", "principal": {"id": "...", "roles": [...]}, "intent": "complaint",
-//!  "turns": [{"note": "...", "calls": [{"id", "name", "arguments"}],
-//!             "approvals": {"<call id>": <answer>}, "resume": {"<call id>": <answer>}}]}
+//! {"session": "...", "principal": {"id": "...", "roles": [...]},
+//!  "runs": [{"id": "...", "request": "<what the user asks>", "note": "...",
+//!            "budget": {<Budget, optional>}, "answer": "<the model's last text>",
+//!            "turns": [{"note": "...", "calls": [{"id", "name", "arguments"}],
+//!                       "approvals": {"<call id>": <answer>},
+//!                       "resume": {"<call id>": <answer>}}]}]}
 //! ```
 //!
 //! An answer is `"approve"`, `{"approve_with": {<arguments>}}`, `{"deny": "<reason>"}` or
-//! `"pending"` (decide later). `approvals` answer the calls of the turn the policy asks about
-//! (a call asked about without an answer is denied); `resume`, after the turn, decides calls
+//! `"pending"` (decide later). `approvals` answer the calls the policy asks about (a call
+//! asked about without an answer is denied); `resume`, once the run has ended, decides calls
 //! left pending: each decision is signed (`Runtime::sign_decision`) and resumed
 //! (`Runtime::resume`) by a second runtime with the same keys and approval store, as another
 //! process would. In arguments, `$artifact_of:<call id>` stands for the artifact id an earlier
-//! observation named, as a model would copy it from a truncation notice.
+//! observation named, which the scripted model copies from the truncation notice.
 //!
 //! The text output shows each call's own elapsed time and every error whole (message, hint,
-//! details), as the model receives it. `--json` prints the transcript with each turn's report
-//! beside it: `{"session", "principal", "intent", "catalog", "turns": [{"note", "calls",
-//! "asked", "report", "resumed"}], "tickets", "audit"}`, where `calls` are the calls as sent
-//! (artifact ids filled in), `report` is the runtime's `TurnReport`, `asked` the requests the
-//! approver was shown with its answers, and `resumed` the decisions and the report of the
+//! details), as the model receives it. `--json` prints `{"session", "principal", "model",
+//! "runs": [{"id", "request", "note", "route", "catalog", "budget", "turns": [{"round",
+//! "note", "calls", "asked", "report"}], "end", "answer", "spent", "resumed"}], "tickets",
+//! "audit"}`, where `route` is the router's decision, `catalog` the tools the model was shown,
+//! `calls` the calls as sent (artifact ids filled in), `report` the runtime's `TurnReport`,
+//! `asked` the requests the approver was shown with its answers, `end` how the run ended (and
+//! `reason`, when a budget stopped it), and `resumed` the decisions and the report of the
 //! resume.
 //!
 //! When the reader of stdout goes away (`support_desk | head`), the program stops quietly.
@@ -68,14 +84,14 @@
     reason = "a command-line program reports its own failures"
 )]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use examples::support::{SupportDeps, SupportIntent, Ticket};
+use examples::support::{self, SupportDeps, SupportIntent, Ticket};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_runtime::approvals::{
@@ -86,6 +102,9 @@ use tool_runtime::audit::{JsonlAudit, verify_audit};
 use tool_runtime::gates::Policy;
 use tool_runtime::idempotency::{Idempotency, RedisStore};
 use tool_runtime::mcp_server::{HttpOptions, McpServer, Refused, SessionRequest};
+use tool_runtime::model::{Message, Model, ModelError, ModelRequest, ModelResponse, OpenAiChat};
+use tool_runtime::routing::{MemoryDecisionStore, RouteDecision};
+use tool_runtime::run::{Agent, Budget, MemoryRunStore, RunEnd, RunReport, RunRequest, Spent};
 use tool_runtime::{
     Arguments, BoxFuture, Observation, Principal, Runtime, RuntimeBuilder, Session, ToolCall,
     TurnReport,
@@ -101,8 +120,26 @@ const POLICY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policy.toml");
 struct Transcript {
     session: String,
     principal: PrincipalSpec,
-    intent: String,
+    runs: Vec<RunScript>,
+}
+
+/// One request of the user, and what the scripted model answers round by round.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunScript {
+    id: String,
+    /// What the user asks: the router decides its intent from it.
+    request: String,
+    #[serde(default)]
+    note: String,
+    /// The run's limits; the default budget otherwise.
+    #[serde(default)]
+    budget: Option<Budget>,
+    /// The model's rounds of calls, in order.
     turns: Vec<Turn>,
+    /// The model's text once its rounds are done.
+    #[serde(default)]
+    answer: Option<String>,
 }
 
 /// Who the session acts for.
@@ -123,7 +160,7 @@ struct Turn {
     /// What the approver answers, by call id.
     #[serde(default)]
     approvals: BTreeMap<String, Answer>,
-    /// Decisions about calls left pending, resumed after the turn.
+    /// Decisions about calls left pending, resumed when the run has ended.
     #[serde(default)]
     resume: BTreeMap<String, Answer>,
 }
@@ -204,33 +241,51 @@ impl Approver for ScriptedApprover {
     }
 }
 
-/// The `--json` output: the session's turns, each with what the runtime reported.
+/// The `--json` output: the session's runs, each with its route, its rounds and its end.
 #[derive(Debug, Serialize)]
 struct SessionRun {
     session: String,
     principal: PrincipalSpec,
-    intent: String,
-    /// The tools the model is shown: the session's catalog.
-    catalog: Vec<String>,
-    turns: Vec<TurnRun>,
+    /// The model that answered: `scripted`, or the endpoint's model.
+    model: String,
+    runs: Vec<RunOutput>,
     tickets: Vec<Ticket>,
     audit: AuditRun,
 }
 
-/// One turn as it ran: its note, its calls as sent, what a person was asked, the report, and
-/// the resume after it.
+/// One run as it went: the request, the route decision, the tools the model was shown, the
+/// budget, each round of calls, the end, what it spent, and the resume after it.
+#[derive(Debug, Serialize)]
+struct RunOutput {
+    id: String,
+    request: String,
+    note: String,
+    route: Option<RouteDecision>,
+    /// The tools the model is shown: the session's catalog in the route's scope.
+    catalog: Vec<String>,
+    budget: Budget,
+    turns: Vec<TurnRun>,
+    #[serde(flatten)]
+    end: RunEnd,
+    answer: Option<String>,
+    spent: Spent,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resumed: Option<ResumeRun>,
+}
+
+/// One round of calls as it ran: its note, its calls as sent, what a person was asked, and
+/// the report.
 #[derive(Debug, Serialize)]
 struct TurnRun {
+    round: u32,
     note: String,
     calls: Vec<ToolCall>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     asked: Vec<Asked>,
     report: TurnReport,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resumed: Option<ResumeRun>,
 }
 
-/// Pending calls decided and resumed after a turn.
+/// Pending calls decided and resumed after a run.
 #[derive(Debug, Serialize)]
 struct ResumeRun {
     decisions: Vec<Decided>,
@@ -260,6 +315,8 @@ struct AuditRun {
 
 struct Options {
     transcript: Option<String>,
+    /// The model that answers the transcript's requests.
+    model: ModelChoice,
     json: bool,
     audit: Option<PathBuf>,
     /// Serve the desk over MCP instead of running a transcript.
@@ -276,6 +333,15 @@ struct Options {
     sign: Option<SignRequest>,
 }
 
+/// `--model scripted|openai`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ModelChoice {
+    /// The transcript's rounds, answered at once.
+    Scripted,
+    /// An OpenAI-compatible Chat Completions endpoint, from the environment.
+    OpenAi,
+}
+
 /// `--sign-decision REQUEST_ID approve|deny [--reason R]`.
 struct SignRequest {
     request_id: String,
@@ -289,14 +355,20 @@ enum Mcp {
     Http(String),
 }
 
-const USAGE: &str = "usage: support_desk [--transcript FILE] [--json] [--audit FILE]
+const USAGE: &str =
+    "usage: support_desk [--transcript FILE] [--model scripted|openai] [--json] [--audit FILE]
        support_desk --mcp | --mcp-http ADDRESS [--stateless] [--redis URL] [--defer-approvals]
                     [--page-size N] [--audit FILE]
        support_desk --sign-decision REQUEST_ID approve|deny [--reason R] --redis URL
 
-Runs a scripted support-desk session (the built-in one by default) with the policy
-examples/policy.toml, a scripted approver and an audit trail, verified at the end.
---audit FILE keeps the trail in FILE (appended to; a temporary file otherwise).
+Runs the support desk's requests (the built-in transcript's by default) as runs of a model:
+each request is routed to an intent and its tools, then the model's calls run through the
+gates (the policy examples/policy.toml, a scripted approver, an audit trail verified at the
+end) within the run's budget. --model scripted (the default) answers with the transcript's
+rounds; --model openai asks an OpenAI-compatible Chat Completions endpoint: OPENAI_BASE_URL
+(https://api.openai.com/v1 by default; a vLLM, llama.cpp or Ollama server's /v1),
+OPENAI_API_KEY and OPENAI_MODEL. --audit FILE keeps the trail in FILE (appended to; a
+temporary file otherwise).
 
 --mcp serves the desk's tools to an MCP client on stdin and stdout; --mcp-http ADDRESS
 (127.0.0.1:8000, or a bare port for 127.0.0.1; port 0 for any free one) over Streamable
@@ -326,6 +398,7 @@ in the Redis store, shows it on stderr and prints the decision, signed with the 
 fn options() -> Result<Options, String> {
     let mut options = Options {
         transcript: None,
+        model: ModelChoice::Scripted,
         json: false,
         audit: None,
         mcp: None,
@@ -345,6 +418,16 @@ fn options() -> Result<Options, String> {
                 options.audit = Some(args.next().ok_or("--audit needs a file")?.into());
             }
             "--json" => options.json = true,
+            "--model" => {
+                options.model = match args.next().as_deref() {
+                    Some("scripted") => ModelChoice::Scripted,
+                    Some("openai") => ModelChoice::OpenAi,
+                    Some(other) => {
+                        return Err(format!("--model is scripted or openai, not `{other}`"));
+                    }
+                    None => return Err("--model needs scripted or openai".into()),
+                };
+            }
             "--mcp" => options.mcp = Some(Mcp::Stdio),
             "--mcp-http" => {
                 options.mcp = Some(Mcp::Http(args.next().ok_or("--mcp-http needs an address")?));
@@ -397,6 +480,7 @@ fn check_modes(options: &Options) -> Result<(), String> {
         }
         let serving = options.mcp.is_some() || options.stateless || options.defer_approvals;
         let running = options.transcript.is_some()
+            || options.model != ModelChoice::Scripted
             || options.json
             || options.audit.is_some()
             || options.page_size.is_some();
@@ -406,6 +490,9 @@ fn check_modes(options: &Options) -> Result<(), String> {
             );
         }
         return Ok(());
+    }
+    if options.mcp.is_some() && options.model != ModelChoice::Scripted {
+        return Err("--model goes with a transcript's runs, not with --mcp: an MCP client brings its own model".into());
     }
     if options.mcp.is_none() {
         for (set, flag) in [
@@ -855,8 +942,9 @@ fn desk_session(request: &SessionRequest<'_>) -> Result<Session, Refused> {
         .with_scope(intent.scope()))
 }
 
-/// Runs the transcript's turns; the text output is written turn by turn as each ends, the JSON
-/// output once at the end. Stops at the first write that fails.
+/// Runs each of the transcript's requests as a run of the model; the text output is written
+/// run by run as each ends, the JSON output once at the end. Stops at the first write that
+/// fails.
 async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(), Failure> {
     let text = match &options.transcript {
         None => BUILT_IN.to_owned(),
@@ -865,32 +953,40 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
     };
     let transcript: Transcript = serde_json::from_str(&text)
         .map_err(|error| Failure::Other(format!("the transcript is not valid: {error}")))?;
-    for (number, turn) in transcript.turns.iter().enumerate() {
-        if let Some(call) = turn
-            .resume
-            .iter()
-            .find_map(|(call, answer)| (*answer == Answer::Pending).then_some(call))
-        {
-            return Err(Failure::Other(format!(
-                "the transcript is not valid: turn {} resumes `{call}` with \"pending\", which decides nothing",
-                number + 1
-            )));
+    for script in &transcript.runs {
+        for (number, turn) in script.turns.iter().enumerate() {
+            if let Some(call) = turn
+                .resume
+                .iter()
+                .find_map(|(call, answer)| (*answer == Answer::Pending).then_some(call))
+            {
+                return Err(Failure::Other(format!(
+                    "the transcript is not valid: run `{}` turn {} resumes `{call}` with \"pending\", which decides nothing",
+                    script.id,
+                    number + 1
+                )));
+            }
         }
     }
+    let endpoint = match options.model {
+        ModelChoice::Scripted => None,
+        ModelChoice::OpenAi => Some(Arc::new(OpenAiChat::from_env().map_err(|error| {
+            Failure::Other(format!(
+                "--model openai: {error} (set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL)"
+            ))
+        })?)),
+    };
+    let model_name = endpoint
+        .as_ref()
+        .map_or_else(|| "scripted".to_owned(), |chat| chat.name().to_owned());
     let desk = desk(audit_path).map_err(Failure::Other)?;
     let runtime = &desk.runtime;
     let mut principal = Principal::new(transcript.principal.id.as_str());
     for role in &transcript.principal.roles {
         principal = principal.with_role(role.as_str());
     }
-    let session = Session::new(transcript.session.as_str())
-        .with_principal(principal)
-        .with_scope(SupportIntent::scope_for(Some(&transcript.intent)));
-    let catalog: Vec<String> = runtime
-        .catalog(&session)
-        .iter()
-        .map(|spec| spec.name().to_owned())
-        .collect();
+    // The session may use every tool; each run's route narrows it to its intent's scope.
+    let session = Session::new(transcript.session.as_str()).with_principal(principal);
     let json = options.json;
     if !json {
         let mut out = io::stdout().lock();
@@ -898,58 +994,74 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
             &mut out,
             runtime,
             &transcript,
-            &catalog,
+            endpoint.as_deref(),
             keep_audit.then_some(audit_path),
         )?;
         out.flush()?;
     }
-    let mut artifacts: HashMap<String, String> = HashMap::new();
-    let mut turns = Vec::new();
-    for (number, turn) in transcript.turns.into_iter().enumerate() {
-        let calls: Vec<ToolCall> = turn
-            .calls
-            .into_iter()
-            .map(|call| substitute_artifacts(call, &artifacts))
-            .collect();
-        desk.approver.script(turn.approvals);
-        let report = runtime.execute(&session, &calls).await;
-        let (asked, unused) = desk.approver.take();
-        for call in unused {
-            eprintln!(
-                "support_desk: turn {} answers `{call}`, which nobody asked about",
-                number + 1
+    // One record and one decision per run, kept for the whole session.
+    let runs_store = Arc::new(MemoryRunStore::default());
+    let decisions = Arc::new(MemoryDecisionStore::default());
+    let mut runs = Vec::new();
+    for script in transcript.runs {
+        if endpoint.is_none() {
+            desk.approver.script(
+                script
+                    .turns
+                    .iter()
+                    .flat_map(|turn| turn.approvals.clone())
+                    .collect(),
             );
         }
-        let resumed = if turn.resume.is_empty() {
+        let budget = script.budget.clone().unwrap_or_default();
+        let agent = match &endpoint {
+            Some(chat) => Agent::new(runtime.clone(), Arc::clone(chat)),
+            None => Agent::new(runtime.clone(), TranscriptModel::new(&script)),
+        }
+        .router(support::router().store(Arc::clone(&decisions)))
+        .budget(budget.clone())
+        .store(Arc::clone(&runs_store))
+        .instructions(INSTRUCTIONS);
+        let report = agent
+            .run(RunRequest::new(
+                script.id.as_str(),
+                session.clone(),
+                script.request.as_str(),
+            ))
+            .await
+            .map_err(|error| Failure::Other(error.to_string()))?;
+        // The calls the model made: a run stopped by its budget never reached the rest of its
+        // script, whose answers and decisions are left unused.
+        let made: HashSet<&str> = report
+            .rounds
+            .iter()
+            .flat_map(|round| round.response.calls.iter().map(|call| &*call.id))
+            .collect();
+        let (asked, unused) = desk.approver.take();
+        for call in unused.iter().filter(|call| made.contains(call.as_str())) {
+            eprintln!(
+                "support_desk: run `{}` answers `{call}`, which nobody asked about",
+                script.id
+            );
+        }
+        let resume_decisions: BTreeMap<String, Answer> = script
+            .turns
+            .iter()
+            .flat_map(|turn| turn.resume.clone())
+            .filter(|(call, _)| made.contains(call.as_str()))
+            .collect();
+        let resumed = if resume_decisions.is_empty() || endpoint.is_some() {
             None
         } else {
-            Some(resume(&desk, &session, &turn.resume, number + 1).await?)
+            Some(resume(&desk, &session, &script, &resume_decisions).await?)
         };
-        for report in [
-            Some(&report),
-            resumed.as_ref().map(|resumed| &resumed.report),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            for observation in report.observations() {
-                if let Some(artifact) = observation.artifact() {
-                    artifacts.insert(observation.call_id().to_owned(), artifact.to_owned());
-                }
-            }
-        }
-        let turn = TurnRun {
-            note: turn.note,
-            calls,
-            asked,
-            report,
-            resumed,
-        };
+        drop(made);
+        let output = run_output(runtime, &session, script, report, asked, budget, resumed);
         if json {
-            turns.push(turn);
+            runs.push(output);
         } else {
             let mut out = io::stdout().lock();
-            print_turn(&mut out, number + 1, &turn)?;
+            print_run(&mut out, &output)?;
             out.flush()?;
         }
     }
@@ -972,9 +1084,8 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
         let run = SessionRun {
             session: transcript.session,
             principal: transcript.principal,
-            intent: transcript.intent,
-            catalog,
-            turns,
+            model: model_name,
+            runs,
             tickets,
             audit: AuditRun {
                 lines: summary.lines,
@@ -1019,13 +1130,156 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
     Ok(())
 }
 
-/// Decides the pending calls `decisions` names: each decision is signed by the desk and
-/// resumed by the second runtime.
+/// What the model is told first in every request (a scripted model ignores it).
+const INSTRUCTIONS: &str = "You are the support desk's agent. Use the tools you are given to \
+    answer the customer; when a tool refuses a call, tell the customer what happens next.";
+
+/// The scripted model of one run: round `n` answers with the calls of turn `n`, the round
+/// after the last turn with the run's answer. It reads its round from the conversation, and
+/// copies an artifact id from the truncation notice that named it (`$artifact_of:<call id>`),
+/// as a model would.
+struct TranscriptModel {
+    turns: Vec<Vec<ToolCall>>,
+    answer: String,
+}
+
+impl TranscriptModel {
+    fn new(script: &RunScript) -> Self {
+        Self {
+            turns: script.turns.iter().map(|turn| turn.calls.clone()).collect(),
+            answer: script
+                .answer
+                .clone()
+                .unwrap_or_else(|| "That is all I can do for now.".to_owned()),
+        }
+    }
+}
+
+impl Model for TranscriptModel {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let messages = request.messages;
+        // The rounds answered since the user's request.
+        let round = messages
+            .iter()
+            .rev()
+            .take_while(|message| !matches!(message, Message::User { .. }))
+            .filter(|message| matches!(message, Message::Assistant { .. }))
+            .count();
+        let response = match self.turns.get(round) {
+            Some(calls) => {
+                let artifacts = artifacts_named(messages);
+                ModelResponse::calls(
+                    calls
+                        .iter()
+                        .map(|call| substitute_artifacts(call.clone(), &artifacts)),
+                )
+            }
+            None => ModelResponse::text(self.answer.as_str()),
+        };
+        Box::pin(std::future::ready(Ok(response)))
+    }
+}
+
+/// The artifact id each call's answer named in its truncation notice, by call id.
+fn artifacts_named(messages: &[Message]) -> HashMap<String, String> {
+    const NOTICE: &str = "the full output is artifact ";
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool {
+                call_id, content, ..
+            } => {
+                let (_, after) = content.split_once(NOTICE)?;
+                let id = after.split([';', ' ', ']']).next()?;
+                Some((call_id.clone(), id.to_owned()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A run's report, as the program prints it: its rounds of calls with what a person was asked
+/// about each.
+fn run_output(
+    runtime: &Runtime<SupportDeps>,
+    session: &Session,
+    script: RunScript,
+    report: RunReport,
+    mut asked: Vec<Asked>,
+    budget: Budget,
+    resumed: Option<ResumeRun>,
+) -> RunOutput {
+    let scope = SupportIntent::scope_for(
+        report
+            .route
+            .as_ref()
+            .filter(|decision| decision.is_routed())
+            .and_then(|decision| decision.intent.as_deref()),
+    );
+    let catalog = runtime
+        .catalog(&session.clone().with_scope(scope))
+        .iter()
+        .map(|spec| spec.name().to_owned())
+        .collect();
+    let answer = report.answer().map(str::to_owned);
+    let mut turns: Vec<TurnRun> = report
+        .rounds
+        .into_iter()
+        .filter_map(|round| {
+            let report = round.report?;
+            let note = script
+                .turns
+                .get(usize::try_from(round.number).ok()?.checked_sub(1)?)
+                .map(|turn| turn.note.clone())
+                .unwrap_or_default();
+            let calls = round.response.calls;
+            let (mine, others) = asked.drain(..).partition(|asked: &Asked| {
+                calls.iter().any(|call| *call.id == *asked.request.call_id)
+            });
+            asked = others;
+            Some(TurnRun {
+                round: round.number,
+                note,
+                calls,
+                asked: mine,
+                report,
+            })
+        })
+        .collect();
+    // Calls the tools made themselves were asked about under their own ids: shown with the
+    // last round.
+    if let Some(last) = turns.last_mut() {
+        last.asked.append(&mut asked);
+    }
+    RunOutput {
+        id: script.id,
+        request: script.request,
+        note: script.note,
+        route: report.route,
+        catalog,
+        budget,
+        turns,
+        end: report.end,
+        answer,
+        spent: report.spent,
+        resumed,
+    }
+}
+
+/// Decides the pending calls `decisions` names, once the run has ended: each decision is
+/// signed by the desk and resumed by the second runtime.
 async fn resume(
     desk: &Desk,
     session: &Session,
+    script: &RunScript,
     decisions: &BTreeMap<String, Answer>,
-    turn: usize,
 ) -> Result<ResumeRun, Failure> {
     let pending = desk
         .runtime
@@ -1037,8 +1291,14 @@ async fn resume(
     let mut calls = Vec::new();
     for (call_id, answer) in decisions {
         let Some(waiting) = pending.iter().find(|waiting| &waiting.call_id == call_id) else {
+            let turn = script
+                .turns
+                .iter()
+                .position(|turn| turn.resume.contains_key(call_id))
+                .map_or(0, |at| at + 1);
             return Err(Failure::Other(format!(
-                "turn {turn} resumes `{call_id}`, which waits for no decision"
+                "run `{}` turn {turn} resumes `{call_id}`, which waits for no decision",
+                script.id
             )));
         };
         let decision = desk
@@ -1076,15 +1336,15 @@ fn print_header(
     out: &mut impl Write,
     runtime: &Runtime<SupportDeps>,
     transcript: &Transcript,
-    catalog: &[String],
+    endpoint: Option<&OpenAiChat>,
     audit: Option<&Path>,
 ) -> io::Result<()> {
     writeln!(
         out,
-        "support desk: {} tools, session `{}`, {} turns",
+        "support desk: {} tools, session `{}`, {}",
         runtime.registry().len(),
         transcript.session,
-        transcript.turns.len()
+        plural(transcript.runs.len(), "run")
     )?;
     writeln!(out, "   policy:    examples/policy.toml")?;
     writeln!(
@@ -1093,20 +1353,12 @@ fn print_header(
         transcript.principal.id,
         transcript.principal.roles.join(", ")
     )?;
-    if catalog.is_empty() {
-        writeln!(
+    match endpoint {
+        None => writeln!(
             out,
-            "   intent:    {}: the model is shown no tools (an intent the desk does not know gets the empty scope)",
-            transcript.intent
-        )?;
-    } else {
-        writeln!(
-            out,
-            "   intent:    {}: the model is shown {}: {}",
-            transcript.intent,
-            plural(catalog.len(), "tool"),
-            catalog.join(", ")
-        )?;
+            "   model:     scripted: it answers each round with the transcript's calls"
+        )?,
+        Some(chat) => writeln!(out, "   model:     {} at {}", chat.name(), chat.endpoint())?,
     }
     match audit {
         Some(path) => writeln!(out, "   audit:     {}\n", path.display()),
@@ -1124,15 +1376,53 @@ fn substitute_artifacts(mut call: ToolCall, artifacts: &HashMap<String, String>)
     call
 }
 
-fn print_turn(out: &mut impl Write, number: usize, turn: &TurnRun) -> io::Result<()> {
-    if turn.note.is_empty() {
-        writeln!(out, "━━ turn {number}")?;
-    } else {
-        writeln!(out, "━━ turn {number}: {}", turn.note)?;
+/// One run: the request, the route and what it shows the model, the budget, each round, the
+/// end with what it spent, and the resume after it.
+fn print_run(out: &mut impl Write, run: &RunOutput) -> io::Result<()> {
+    writeln!(out, "══ run `{}`: {}", run.id, run.request)?;
+    if !run.note.is_empty() {
+        print_field(out, "", &run.note)?;
     }
-    print_report(out, &turn.calls, &turn.asked, &turn.report)?;
-    writeln!(out, "   turn took {}", millis(turn.report.elapsed()))?;
-    if let Some(resumed) = &turn.resumed {
+    let shown = if run.catalog.is_empty() {
+        "the model is shown no tools".to_owned()
+    } else {
+        format!(
+            "the model is shown {}: {}",
+            plural(run.catalog.len(), "tool"),
+            run.catalog.join(", ")
+        )
+    };
+    match &run.route {
+        None => writeln!(out, "   route:     none (the session's scope): {shown}")?,
+        Some(decision) => writeln!(out, "   route:     {}: {shown}", route_text(decision))?,
+    }
+    writeln!(out, "   budget:    {}", budget_text(&run.budget))?;
+    writeln!(out)?;
+    for turn in &run.turns {
+        if turn.note.is_empty() {
+            writeln!(out, "━━ round {}", turn.round)?;
+        } else {
+            writeln!(out, "━━ round {}: {}", turn.round, turn.note)?;
+        }
+        print_report(out, &turn.calls, &turn.asked, &turn.report)?;
+        writeln!(out, "   round took {}\n", millis(turn.report.elapsed()))?;
+    }
+    if let Some(answer) = &run.answer {
+        let label = match run.end {
+            RunEnd::Clarify { .. } => "asks:      ",
+            _ => "answer:    ",
+        };
+        writeln!(
+            out,
+            "   {label}{}",
+            answer.lines().next().unwrap_or_default()
+        )?;
+        for line in answer.lines().skip(1) {
+            writeln!(out, "              {line}")?;
+        }
+    }
+    writeln!(out, "   run ended: {}", end_text(&run.end, &run.spent))?;
+    if let Some(resumed) = &run.resumed {
         writeln!(out, "   later, a person decides:")?;
         for decided in &resumed.decisions {
             writeln!(
@@ -1152,6 +1442,81 @@ fn print_turn(out: &mut impl Write, number: usize, turn: &TurnRun) -> io::Result
         writeln!(out, "   resume took {}", millis(resumed.report.elapsed()))?;
     }
     writeln!(out)
+}
+
+/// A route decision in words: `complaint (rule, confidence 0.90, order_id A-1008)`.
+fn route_text(decision: &RouteDecision) -> String {
+    let mut facts = vec![
+        format!("{:?}", decision.source).to_lowercase(),
+        format!("confidence {:.2}", decision.confidence),
+    ];
+    facts.extend(
+        decision
+            .entities
+            .iter()
+            .map(|(name, value)| format!("{name} {value}")),
+    );
+    facts.extend(decision.signals.iter().map(|signal| signal.to_string()));
+    let intent = decision.intent.as_deref().unwrap_or("unknown");
+    match &decision.clarify {
+        Some(question) => format!("{intent} ({}), to clarify: {question}", facts.join(", ")),
+        None => format!("{intent} ({})", facts.join(", ")),
+    }
+}
+
+/// A budget's limits in words.
+fn budget_text(budget: &Budget) -> String {
+    let limits = serde_json::to_value(budget).unwrap_or_default();
+    let number = |name: &str| limits[name].as_u64().unwrap_or_default();
+    let mut text = format!(
+        "{} rounds, {} tool calls, {} s, {} duplicate calls, {} rounds without progress",
+        number("max_rounds"),
+        number("max_tool_calls"),
+        number("max_wall_time_ms") / 1000,
+        number("max_duplicate_calls"),
+        number("max_no_progress_rounds"),
+    );
+    for (name, label) in [
+        ("max_input_tokens", "tokens in"),
+        ("max_output_tokens", "tokens out"),
+        ("max_total_tokens", "tokens"),
+    ] {
+        if let Some(tokens) = limits[name].as_u64() {
+            text.push_str(&format!(", {tokens} {label}"));
+        }
+    }
+    if let Some(per_tool) = limits["per_tool"].as_object() {
+        for (tool, calls) in per_tool {
+            text.push_str(&format!(", {tool} at most {calls}"));
+        }
+    }
+    text
+}
+
+/// How a run ended, and what it spent.
+fn end_text(end: &RunEnd, spent: &Spent) -> String {
+    let how = match end {
+        RunEnd::Answered => "answered".to_owned(),
+        RunEnd::Clarify { .. } => "asks the user to clarify".to_owned(),
+        RunEnd::Stopped { reason } => format!("stopped by the budget ({reason})"),
+        _ => "ended".to_owned(),
+    };
+    format!(
+        "{how} after {}; {} past the gate{}, {} tokens in, {} out, {}",
+        plural(usize::try_from(spent.rounds).unwrap_or(usize::MAX), "round"),
+        plural(
+            usize::try_from(spent.calls).unwrap_or(usize::MAX),
+            "tool call"
+        ),
+        if spent.duplicates > 0 {
+            format!(" ({} repeated)", spent.duplicates)
+        } else {
+            String::new()
+        },
+        spent.usage.input_tokens,
+        spent.usage.output_tokens,
+        millis(Duration::from_millis(spent.elapsed_ms))
+    )
 }
 
 /// The plan, the batches, and each call's observation, after what a person was asked about it.

@@ -27,18 +27,59 @@ use crate::model::Usage;
 ///     .max_calls_of("create_ticket", 1);
 /// # let _ = budget;
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A budget also reads from configuration (serde; every field optional, unknown fields
+/// refused, the wall time in milliseconds, `per_tool` by tool name):
+///
+/// ```
+/// use tool_runtime::run::Budget;
+///
+/// let budget: Budget = serde_json::from_str(
+///     r#"{"max_rounds": 6, "max_wall_time_ms": 60000, "per_tool": {"create_ticket": 1}}"#,
+/// )?;
+/// assert_eq!(budget, Budget::default().max_rounds(6)
+///     .max_wall_time(std::time::Duration::from_secs(60))
+///     .max_calls_of("create_ticket", 1));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 #[must_use]
 pub struct Budget {
     pub(crate) max_rounds: u32,
     pub(crate) max_tool_calls: u32,
+    #[serde(rename = "max_wall_time_ms", with = "millis")]
     pub(crate) max_wall_time: Duration,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_total_tokens: Option<u64>,
     pub(crate) max_duplicate_calls: u32,
     pub(crate) max_no_progress_rounds: u32,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) per_tool: BTreeMap<String, u32>,
+}
+
+/// A duration as whole milliseconds.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        time: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(u64::try_from(time.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        u64::deserialize(deserializer).map(Duration::from_millis)
+    }
 }
 
 impl Default for Budget {

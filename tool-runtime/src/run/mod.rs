@@ -10,8 +10,9 @@
 //! of the model (before its calls run), the answers its calls got. A run started again with
 //! the same id, after its process died, continues from its record: the route decision is
 //! reused, calls already answered are not sent to the model again, and a write that ran is
-//! answered by the idempotency layer (each call's key is the run id, the round and the call
-//! id) instead of running twice.
+//! answered by the idempotency layer instead of running twice: the round is sent again as the
+//! record holds it, so each write has the key it had (the session, the tool and the canonical
+//! arguments), the same key a word-for-word repeat by the model has.
 //!
 //! ```
 //! use tool_runtime::model::{ModelResponse, ScriptedModel};
@@ -427,7 +428,7 @@ impl<D: Any + Send + Sync> Agent<D> {
                     (number, calls)
                 }
             };
-            let report = self.execute(&id, &session, number, &calls, deadline).await;
+            let report = self.execute(&session, &calls, deadline).await;
             let results = Message::tool_results(&report);
             let succeeded: Vec<Arc<str>> = report
                 .observations()
@@ -494,28 +495,20 @@ impl<D: Any + Send + Sync> Agent<D> {
         }
     }
 
-    /// One round's calls, run through the runtime until the run's time is up. Each call's
-    /// idempotency key is the run's id, the round and the call's id: a write the round ran
-    /// before a crash is answered from the store.
+    /// One round's calls, run through the runtime until the run's time is up. The calls keep
+    /// the idempotency keys the runtime gives them (the session, the tool, the canonical
+    /// arguments): a write the round ran before a crash, sent again from the record, is
+    /// answered from the store, and so is a write the model repeats in a later round.
     async fn execute(
         &self,
-        run: &str,
         session: &Session,
-        round: u32,
         calls: &[ToolCall],
         deadline: Instant,
     ) -> TurnReport {
-        let calls: Vec<ToolCall> = calls
-            .iter()
-            .map(|call| {
-                let key = format!("{run}:{round}:{}", call.id);
-                call.clone().with_idempotency_key(key)
-            })
-            .collect();
         let cancel = CancellationToken::new();
         let turn = self
             .runtime
-            .execute_with_cancel(session, &calls, cancel.clone());
+            .execute_with_cancel(session, calls, cancel.clone());
         tokio::pin!(turn);
         tokio::select! {
             report = &mut turn => report,
