@@ -10,7 +10,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_runtime::client::{LogLevel, Progress};
-use tool_runtime::routing::{Router, Rule, RuleMatch};
+use tool_runtime::routing::{Entity, Router, Rule, RuleMatch};
 use tool_runtime::{Page, RunContext, ToolError, intents, tool};
 
 /// One order of the demo data.
@@ -170,9 +170,11 @@ intents! {
     }
 }
 
-/// The desk's router: strong rules over the words of a request, first match wins. Each rule
-/// takes the first order id in the text (`A-` and four digits) as the entity `order_id`. A
-/// request no rule knows is routed nowhere: the model is shown no tools.
+/// The desk's router: strong rules over the words of a request, first match wins, and the
+/// order id (`A-` and four digits) as an entity that must be written in the request. Where is
+/// an order, without one, is asked back: the model is not shown a tool. A request no rule
+/// knows is routed nowhere (the empty scope); an application adds a classifier
+/// ([`Router::classifier`]) for those.
 pub fn router() -> Router {
     Router::new::<SupportIntent>()
         .rule(words(
@@ -198,20 +200,22 @@ pub fn router() -> Router {
             &["where is", "status of", "track"],
             0.85,
         ))
+        .entity(
+            Entity::in_text("order_id", r"\bA-\d{4}\b")
+                .expect("the order id pattern is valid")
+                .ask("Which order is it? Its id looks like A-1024."),
+        )
+        .requires(SupportIntent::OrderStatus, ["order_id"])
 }
 
-/// A rule matching when the text holds one of `words` (any case).
+/// A rule matching when the text holds one of `words` (any case) as whole words.
 fn words(intent: SupportIntent, words: &'static [&'static str], confidence: f64) -> Rule {
     Rule::when(move |text: &str| {
         let lower = text.to_lowercase();
-        if !words.iter().any(|word| holds_words(&lower, word)) {
-            return None;
-        }
-        let found = RuleMatch::new(intent, confidence);
-        Some(match order_id_in(text) {
-            Some(order) => found.entity("order_id", order),
-            None => found,
-        })
+        words
+            .iter()
+            .any(|word| holds_words(&lower, word))
+            .then(|| RuleMatch::new(intent, confidence))
     })
 }
 
@@ -225,20 +229,6 @@ fn holds_words(text: &str, words: &str) -> bool {
             .get(end)
             .is_none_or(|next| !next.is_ascii_alphanumeric());
         starts && ends
-    })
-}
-
-/// The first order id in `text`: `A-` and four digits, not inside a longer word.
-pub fn order_id_in(text: &str) -> Option<&str> {
-    let bytes = text.as_bytes();
-    text.match_indices("A-").find_map(|(at, _)| {
-        let end = at + 6;
-        let digits = bytes.get(at + 2..end)?;
-        let starts_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
-        let ends_word = bytes
-            .get(end)
-            .is_none_or(|next| !next.is_ascii_alphanumeric());
-        (starts_word && ends_word && digits.iter().all(u8::is_ascii_digit)).then(|| &text[at..end])
     })
 }
 

@@ -105,7 +105,7 @@ fn shows_each_gate_and_verifies_the_audit() {
     );
     let shown = from_line(
         &text,
-        "   route:     complaint (rule, confidence 0.90, order_id A-1008): the model is shown ",
+        "   route:     complaint (rule, confidence 0.90): the model is shown ",
     )[0];
     assert!(shown.contains("cancel_order"), "{shown}");
     assert!(!shown.contains("issue_refund"), "{shown}");
@@ -132,6 +132,19 @@ fn shows_each_gate_and_verifies_the_audit() {
         "   run ended: stopped by the budget (no_progress) after 3 rounds; ",
     )[0];
     assert!(stopped.contains("(2 repeated)"), "{stopped}");
+    let asked = from_line(
+        &text,
+        "   route:     order_status (rule, confidence 0.85, entity_unverified), to be clarified: the model is shown no tools",
+    );
+    assert_eq!(
+        asked[3],
+        "   asks:      Which order is it? Its id looks like A-1024."
+    );
+    assert!(
+        asked[4].starts_with("   run ended: asks the user to clarify after 0 rounds; "),
+        "{}",
+        asked[4]
+    );
 
     // Out of scope: the refund is not one of a complaint's tools.
     let refund = from_line(&text, "   error call_20 issue_refund (");
@@ -451,11 +464,17 @@ fn json_turns_carry_their_note_the_calls_as_sent_and_the_gates() {
         }
     }
 
-    // The complaint: routed by rule with the order it names, answered with the script's text.
+    // The complaint: routed by rule, answered with the script's text. It names two orders, so
+    // no order id is taken as its entity.
     let complaint = &runs(&printed)[0];
     assert_eq!(complaint["route"]["intent"], "complaint");
     assert_eq!(complaint["route"]["source"], "rule");
-    assert_eq!(complaint["route"]["entities"]["order_id"], "A-1008");
+    assert!(
+        complaint["route"]["entities"].is_null(),
+        "{}",
+        complaint["route"]
+    );
+    assert_eq!(runs(&printed)[1]["route"]["entities"]["order_id"], "A-1016");
     assert_eq!(complaint["end"], "answered");
     assert_eq!(complaint["answer"], transcript["runs"][0]["answer"]);
     assert_eq!(complaint["spent"]["rounds"], 9);

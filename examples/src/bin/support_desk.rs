@@ -24,8 +24,8 @@
 //! turn `n`, the round after the last turn with the run's answer. `--model openai` asks an
 //! OpenAI-compatible Chat Completions endpoint instead (`OpenAiChat::from_env`:
 //! `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`), with the same requests, router, gates
-//! and budgets; nobody is scripted to approve its calls then (an ask is denied), and nothing is
-//! resumed.
+//! and budgets, and the same model classifies a request no rule knows (`ModelClassifier`);
+//! nobody is scripted to approve its calls then (an ask is denied), and nothing is resumed.
 //!
 //! A transcript is
 //!
@@ -103,7 +103,7 @@ use tool_runtime::gates::Policy;
 use tool_runtime::idempotency::{Idempotency, RedisStore};
 use tool_runtime::mcp_server::{HttpOptions, McpServer, Refused, SessionRequest};
 use tool_runtime::model::{Message, Model, ModelError, ModelRequest, ModelResponse, OpenAiChat};
-use tool_runtime::routing::{MemoryDecisionStore, RouteDecision};
+use tool_runtime::routing::{MemoryDecisionStore, ModelClassifier, RouteDecision};
 use tool_runtime::run::{Agent, Budget, MemoryRunStore, RunEnd, RunReport, RunRequest, Spent};
 use tool_runtime::{
     Arguments, BoxFuture, Observation, Principal, Runtime, RuntimeBuilder, Session, ToolCall,
@@ -1014,11 +1014,16 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
             );
         }
         let budget = script.budget.clone().unwrap_or_default();
+        // A real model also classifies what no rule knows; the scripted one only answers.
+        let router = match &endpoint {
+            Some(chat) => support::router().classifier(ModelClassifier::new(Arc::clone(chat))),
+            None => support::router(),
+        };
         let agent = match &endpoint {
             Some(chat) => Agent::new(runtime.clone(), Arc::clone(chat)),
             None => Agent::new(runtime.clone(), TranscriptModel::new(&script)),
         }
-        .router(support::router().store(Arc::clone(&decisions)))
+        .router(router.store(Arc::clone(&decisions)))
         .budget(budget.clone())
         .store(Arc::clone(&runs_store))
         .instructions(INSTRUCTIONS);
@@ -1458,8 +1463,8 @@ fn route_text(decision: &RouteDecision) -> String {
     );
     facts.extend(decision.signals.iter().map(|signal| signal.to_string()));
     let intent = decision.intent.as_deref().unwrap_or("unknown");
-    match &decision.clarify {
-        Some(question) => format!("{intent} ({}), to clarify: {question}", facts.join(", ")),
+    match decision.clarify {
+        Some(_) => format!("{intent} ({}), to be clarified", facts.join(", ")),
         None => format!("{intent} ({})", facts.join(", ")),
     }
 }
