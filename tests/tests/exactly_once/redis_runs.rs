@@ -174,8 +174,8 @@ async fn each_append_gives_the_record_its_ttl_again() {
     let server = RedisServer::start();
     let store = connect(&server)
         .await
-        .with_run_ttl(Duration::from_millis(400));
-    assert_eq!(store.run_ttl(), Duration::from_millis(400));
+        .with_run_ttl(Duration::from_millis(800));
+    assert_eq!(store.run_ttl(), Duration::from_millis(800));
     let mut observer = observer(&server).await;
     let run = key("s-1", "r-ttl");
     let redis_key = store.run_key(&run);
@@ -183,8 +183,9 @@ async fn each_append_gives_the_record_its_ttl_again() {
         .append(&run, 0, &started("go"))
         .await
         .expect("appended");
-    tokio::time::sleep(Duration::from_millis(250)).await;
-    assert!(pttl(&mut observer, &redis_key).await <= 150);
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let before = pttl(&mut observer, &redis_key).await;
+    assert!(before > 0 && before <= 350, "{before}");
     store
         .append(
             &run,
@@ -196,8 +197,17 @@ async fn each_append_gives_the_record_its_ttl_again() {
         .await
         .expect("appended");
     let left = pttl(&mut observer, &redis_key).await;
-    assert!(left > 300, "refreshed by the append: {left}");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(left > 400, "refreshed by the append: {left}");
+    // A decision is kept as long, from when it was recorded.
+    let route = DecisionKey::new("s-1", "r-ttl", "route:intent:v1");
+    store
+        .record(&route, &decision("refund"))
+        .await
+        .expect("recorded");
+    let kept = pttl(&mut observer, &store.decision_key(&route)).await;
+    assert!(kept > 400 && kept <= 800, "{kept}");
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(store.get(&route).await.expect("answers"), None, "expired");
     assert!(store.load(&run).await.expect("loads").is_empty(), "expired");
 }
 
