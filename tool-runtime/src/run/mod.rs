@@ -63,6 +63,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use budget::Meter;
 pub use budget::{Budget, Spent, StopReason};
+pub(crate) use store::taken;
 pub use store::{MemoryRunStore, RunEvent, RunKey, RunStore};
 
 use crate::model::{Message, Model, ModelError, ModelRequest, ModelResponse, Usage};

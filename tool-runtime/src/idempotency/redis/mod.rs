@@ -14,6 +14,8 @@
 //! | `<prefix>:approval:<session>:<request_id>` | string | a [`PendingApproval`], JSON | [`RedisStore::with_approval_ttl`] (24 h) after it was put |
 //! | `<prefix>:approvals:<session>` | sorted set | the session's pending request ids (escaped), scored by arrival | with the session's newest request |
 //! | `<prefix>:approval-seq` | string | the arrival counter that orders requests across processes | never |
+//! | `<prefix>:run:<session>:<run>` | list | a run's record: one [`RunEvent`](crate::run::RunEvent) per element, JSON, oldest first | [`RedisStore::with_run_ttl`] (7 days) after its last event |
+//! | `<prefix>:route:<session>:<request>:<step>` | string | a [`RouteDecision`](crate::routing::RouteDecision), JSON, the first recorded | [`RedisStore::with_run_ttl`] (7 days) after it was recorded |
 //!
 //! An idempotency value is
 //! `{"state":"pending","holder":"…","lease":"…","arguments_digest":"…","confirmed":…,"since":…}`
@@ -62,6 +64,13 @@
 //! each; `take` reads and deletes in one script, so across processes exactly one caller gets a
 //! request.
 //!
+//! A run's `append` is one script too: it appends the event only if the record holds exactly
+//! the position's number of events (else `AlreadyExists`: another process drives the run), and
+//! gives the record its ttl again. `load` is one `LRANGE`. A route decision's `get` is one
+//! `GET`; its `record` one script (`SET NX`, then `GET`), which answers the decision kept, so
+//! two processes that decided at once go on with the first. A run's round (the model's
+//! answer, then what its calls got) costs two appends: two round trips.
+//!
 //! | operation | round trips |
 //! |---|---|
 //! | claim: a hit, held elsewhere, or abandoned | 1 |
@@ -69,6 +78,8 @@
 //! | first run: claim, confirmation, completion (or release, or abandonment) | 3 |
 //! | `wait` | 1 per look |
 //! | approval `put`, `pending`, `take` | 1 each |
+//! | run `load`, `append`; decision `get`, `record` | 1 each |
+//! | a run's round: its answer and its calls' answers appended | 2 |
 //! | connect: load the scripts, read the persistence settings | 2, once |
 //!
 //! The scripts compute the approval keys they read from the session's index, so the store
@@ -84,6 +95,7 @@
 
 mod codec;
 mod error;
+mod runs;
 mod scripts;
 #[cfg(test)]
 mod tests;
@@ -116,6 +128,10 @@ const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a pending approval is kept unless [`RedisStore::with_approval_ttl`] says
 /// otherwise.
 const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long a run's record and its route decision are kept unless
+/// [`RedisStore::with_run_ttl`] says otherwise.
+const DEFAULT_RUN_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
 /// The first pause of [`IdempotencyStore::wait`] between two looks; it doubles up to
 /// [`MAX_POLL_DELAY`].
@@ -180,6 +196,7 @@ pub struct RedisStore {
     prefix: String,
     command_timeout: Duration,
     approval_ttl: Duration,
+    run_ttl: Duration,
 }
 
 impl fmt::Debug for RedisStore {
@@ -189,6 +206,7 @@ impl fmt::Debug for RedisStore {
             .field("prefix", &self.prefix)
             .field("command_timeout", &self.command_timeout)
             .field("approval_ttl", &self.approval_ttl)
+            .field("run_ttl", &self.run_ttl)
             .finish_non_exhaustive()
     }
 }
@@ -225,6 +243,7 @@ impl RedisStore {
             prefix: DEFAULT_PREFIX.to_owned(),
             command_timeout,
             approval_ttl: DEFAULT_APPROVAL_TTL,
+            run_ttl: DEFAULT_RUN_TTL,
         };
         store.load_scripts().await?;
         store.check_persistence().await;

@@ -177,6 +177,32 @@ end
 redis.call('ZREM', KEYS[2], ARGV[1])
 return value
 ";
+
+/// Appends one event to a run's record if the record holds exactly `position` events, and
+/// gives the record the run ttl again.
+///
+/// KEYS[1]: the run's key. ARGV[1]: the position. ARGV[2]: the event, JSON. ARGV[3]: the ttl
+/// in milliseconds. Returns `{1}` when appended, `{0, <events held>}` when not.
+const APPEND_RUN_SCRIPT: &str = r"
+local held = redis.call('LLEN', KEYS[1])
+if held ~= tonumber(ARGV[1]) then
+  return {0, held}
+end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1}
+";
+
+/// Keeps a route decision unless one is kept already, and returns the one kept (the first
+/// recorded wins).
+///
+/// KEYS[1]: the decision's key. ARGV[1]: the decision, JSON. ARGV[2]: the ttl in
+/// milliseconds. Returns the kept decision's JSON.
+const RECORD_DECISION_SCRIPT: &str = r"
+redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+return redis.call('GET', KEYS[1])
+";
+
 /// The scripts, loaded once per store, with their sources (to load them all in one round
 /// trip).
 pub(super) struct Scripts {
@@ -188,7 +214,9 @@ pub(super) struct Scripts {
     pub(super) put_approval: Script,
     pub(super) pending_approvals: Script,
     pub(super) take_approval: Script,
-    pub(super) sources: [String; 8],
+    pub(super) append_run: Script,
+    pub(super) record_decision: Script,
+    pub(super) sources: [String; 10],
 }
 
 impl Scripts {
@@ -202,6 +230,8 @@ impl Scripts {
             PUT_APPROVAL_SCRIPT.to_owned(),
             PENDING_APPROVALS_SCRIPT.to_owned(),
             TAKE_APPROVAL_SCRIPT.to_owned(),
+            APPEND_RUN_SCRIPT.to_owned(),
+            RECORD_DECISION_SCRIPT.to_owned(),
         ];
         let [
             claim,
@@ -212,6 +242,8 @@ impl Scripts {
             put_approval,
             pending_approvals,
             take_approval,
+            append_run,
+            record_decision,
         ] = sources.each_ref().map(|source| Script::new(source));
         Self {
             claim,
@@ -222,6 +254,8 @@ impl Scripts {
             put_approval,
             pending_approvals,
             take_approval,
+            append_run,
+            record_decision,
             sources,
         }
     }
