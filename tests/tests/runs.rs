@@ -698,3 +698,77 @@ fn run_futures_are_send() {
     let route = router.route(&routing);
     send(&route);
 }
+
+#[tokio::test]
+async fn the_readmes_run_answers_as_it_says() -> Result<(), Box<dyn std::error::Error>> {
+    // README.md, "Runs: a model, routing, budgets": the support desk's tools and intents.
+    use examples::support::{SupportDeps, SupportIntent};
+    use tool_runtime::routing::Entity;
+
+    let runtime = Runtime::builder(SupportDeps::demo()).build()?;
+    let router = Router::new::<SupportIntent>()
+        .rule(Rule::pattern(
+            SupportIntent::OrderStatus,
+            r"(?i)\bwhere is\b",
+            0.9,
+        )?)
+        .entity(Entity::in_text("order_id", r"\bA-\d{4}\b")?)
+        .requires(SupportIntent::OrderStatus, ["order_id"]);
+    let model = ScriptedModel::new([
+        ModelResponse::calls([ToolCall::new(
+            "c1",
+            "get_order_status",
+            r#"{"order_id":"A-1024"}"#,
+        )]),
+        ModelResponse::text("A-1024 was cancelled."),
+    ]);
+    let agent = Agent::new(runtime, model)
+        .router(router)
+        .budget(Budget::default().max_rounds(6).max_tool_calls(20));
+
+    let report = agent
+        .run(RunRequest::new(
+            "run-1",
+            Session::new("s-1"),
+            "Where is my order A-1024?",
+        ))
+        .await?;
+    assert_eq!(report.end, RunEnd::Answered);
+    assert_eq!(report.answer(), Some("A-1024 was cancelled."));
+    assert_eq!(
+        report
+            .route
+            .as_ref()
+            .and_then(|route| route.intent.as_deref()),
+        Some("order_status")
+    );
+    assert_eq!(report.spent.calls, 1);
+    // The call ran: its answer is the order's status.
+    let observation = &report.rounds[0]
+        .report
+        .as_ref()
+        .expect("ran here")
+        .observations()[0];
+    assert!(
+        observation
+            .content()
+            .is_some_and(|content| content.contains("cancelled")),
+        "{observation:?}"
+    );
+
+    // Without the order id the same agent asks back, and no model is asked.
+    let unclear = agent
+        .run(RunRequest::new(
+            "run-2",
+            Session::new("s-1"),
+            "Where is my order?",
+        ))
+        .await?;
+    assert!(
+        matches!(unclear.end, RunEnd::Clarify { .. }),
+        "{:?}",
+        unclear.end
+    );
+    assert!(unclear.rounds.is_empty());
+    Ok(())
+}

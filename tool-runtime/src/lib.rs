@@ -48,6 +48,14 @@
 //! - [`providers`]: the catalog lowered for OpenAI, Anthropic, Gemini and MCP, the model's
 //!   calls parsed from OpenAI's, Anthropic's and Gemini's answers, and the report rendered
 //!   back ([`Runtime::lowered_catalog`]).
+//! - [`model`]: the [`Model`](model::Model) trait a run asks (messages and the lowered catalog
+//!   in; text, calls and usage out), a scripted model, a closure model, and `OpenAiChat` for
+//!   OpenAI-compatible Chat Completions endpoints (feature `openai-http`).
+//! - [`routing`]: a request routed to an intent and its scope before the model sees a tool
+//!   (strong rules, a classifier, evidence for entities), each decision kept once per request.
+//! - [`run`]: the [`Agent`](run::Agent) that carries a request through many turns between a
+//!   model and the tools, within a [`Budget`](run::Budget), recorded as it goes so a run
+//!   started again after a crash continues from its record.
 //! - [`core`]: the rest of `tool-core`'s vocabulary (the [`Tool`](core::Tool) trait, the
 //!   parts of a [`ToolSpec`]), for code that implements tools by hand.
 //!
@@ -68,8 +76,9 @@
 //! 2. **Validate**: check the argument limits (size, depth), parse the arguments once into
 //!    the value every later stage reads, and validate them. A call that fails here is
 //!    answered at once and runs in no batch.
-//! 3. **Gate**: the policy decides (auto, ask, deny); a person answers an ask (approve,
-//!    edit, deny, later); the decision's audit line is durable before anything runs.
+//! 3. **Gate**: a run's budget counts the call (past a limit it is refused,
+//!    `budget_exceeded`); the policy decides (auto, ask, deny); a person answers an ask
+//!    (approve, edit, deny, later); the decision's audit line is durable before anything runs.
 //! 4. **Schedule**: consecutive parallel-safe calls (`read_only`, not `exclusive`) form one
 //!    concurrent batch, at most [`Limits::max_concurrency`] at a time; every other call runs
 //!    alone, in order; calls sharing a declared resource never run at the same time. A

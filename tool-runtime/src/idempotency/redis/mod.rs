@@ -1,5 +1,5 @@
-//! [`RedisStore`]: idempotency claims and pending approvals in Redis, shared by every process
-//! that connects to the same server (feature `redis`).
+//! [`RedisStore`]: idempotency claims, pending approvals, runs' records and route decisions in
+//! Redis, shared by every process that connects to the same server (feature `redis`).
 //!
 //! # Key layout
 //!
@@ -147,8 +147,10 @@ const RELEASE_ATTEMPTS: u32 = 6;
 
 /// The first pause between two background releases of a claim the store gave up on.
 const FIRST_RELEASE_DELAY: Duration = Duration::from_millis(100);
-/// An [`IdempotencyStore`] and an [`ApprovalStore`] in Redis (feature `redis`): claims,
-/// results and pending approvals shared by every process connected to the same server.
+/// An [`IdempotencyStore`], an [`ApprovalStore`], a [`RunStore`](crate::run::RunStore) and a
+/// [`DecisionStore`](crate::routing::DecisionStore) in Redis (feature `redis`): claims,
+/// results, pending approvals, runs' records and route decisions shared by every process
+/// connected to the same server.
 ///
 /// Each operation is one Lua script (one round trip; a claim that wins, two: it is confirmed
 /// before the call runs) and answers within the command timeout (2 s by default): an
