@@ -1,4 +1,5 @@
-//! The main job's built-in transcript, run in virtual time: each turn shows what it claims to.
+//! The main job's built-in transcript, its first run's turns executed one by one in virtual
+//! time, without the desk's gates: each turn shows what it claims to.
 
 use examples::support::SupportDeps;
 use serde::Deserialize;
@@ -8,6 +9,11 @@ use tool_runtime::{Runtime, Session, ToolCall, TurnReport};
 #[derive(Deserialize)]
 struct Transcript {
     session: String,
+    runs: Vec<Run>,
+}
+
+#[derive(Deserialize)]
+struct Run {
     turns: Vec<Turn>,
 }
 
@@ -28,7 +34,10 @@ async fn run_transcript() -> Vec<TurnReport> {
     };
     let session = Session::new(transcript.session);
     let mut reports: Vec<TurnReport> = Vec::new();
-    for turn in transcript.turns {
+    let Some(run) = transcript.runs.into_iter().next() else {
+        panic!("the transcript has a run");
+    };
+    for turn in run.turns {
         let calls: Vec<ToolCall> = turn
             .calls
             .into_iter()

@@ -37,6 +37,17 @@ pub(super) enum Entry {
     /// An execution succeeded.
     Done { result: StoredResult },
 }
+/// A JSON value the store wrote under `key`, read back; one it cannot read is `InvalidData`,
+/// naming the key.
+pub(super) fn decode<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> std::io::Result<T> {
+    serde_json::from_str(text).map_err(|source| {
+        std::io::Error::from(RedisStoreError::Decode {
+            key: key.to_owned(),
+            source,
+        })
+    })
+}
+
 /// Escapes one key segment: `%` as `%25`, `:` as `%3A`.
 pub(super) fn escape(segment: &str) -> Cow<'_, str> {
     if !segment.contains([':', '%']) {

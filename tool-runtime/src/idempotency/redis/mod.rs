@@ -702,14 +702,7 @@ impl RedisStore {
         .await?;
         texts
             .iter()
-            .map(|text| {
-                serde_json::from_str(text).map_err(|source| {
-                    io::Error::from(RedisStoreError::Decode {
-                        key: index.clone(),
-                        source,
-                    })
-                })
-            })
+            .map(|text| codec::decode(&index, text))
             .collect()
     }
 
@@ -733,15 +726,8 @@ impl RedisStore {
                 .await?)
         })
         .await?;
-        text.map(|text| {
-            serde_json::from_str(&text).map_err(|source| {
-                io::Error::from(RedisStoreError::Decode {
-                    key: redis_key.clone(),
-                    source,
-                })
-            })
-        })
-        .transpose()
+        text.map(|text| codec::decode(&redis_key, &text))
+            .transpose()
     }
 }
 

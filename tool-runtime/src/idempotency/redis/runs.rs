@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tool_core::BoxFuture;
 
-use super::codec::{encode, escape, ttl_millis};
+use super::codec::{decode, encode, escape, ttl_millis};
 use super::error::RedisStoreError;
 use super::{RedisStore, bounded};
 use crate::routing::{DecisionKey, DecisionStore, RouteDecision};
@@ -65,17 +65,7 @@ impl RedisStore {
                 .await?)
         })
         .await?;
-        texts
-            .iter()
-            .map(|text| {
-                serde_json::from_str(text).map_err(|source| {
-                    io::Error::from(RedisStoreError::Decode {
-                        key: redis_key.clone(),
-                        source,
-                    })
-                })
-            })
-            .collect()
+        texts.iter().map(|text| decode(&redis_key, text)).collect()
     }
 
     async fn append_run(&self, key: &RunKey, position: usize, event: &RunEvent) -> io::Result<()> {
@@ -155,12 +145,7 @@ impl RedisStore {
 }
 
 fn decode_decision(redis_key: &str, text: &str) -> io::Result<RouteDecision> {
-    serde_json::from_str(text).map_err(|source| {
-        io::Error::from(RedisStoreError::Decode {
-            key: redis_key.to_owned(),
-            source,
-        })
-    })
+    decode(redis_key, text)
 }
 
 impl RunStore for RedisStore {
