@@ -21,7 +21,7 @@
 //!
 //! /// Looks an order up.
 //! #[tool(read_only)]
-//! async fn order_status(
+//! async fn route_order_status(
 //!     /// The order id.
 //!     order_id: String,
 //! ) -> String {
@@ -31,7 +31,7 @@
 //! intents! {
 //!     /// What a support request is about.
 //!     enum Support {
-//!         OrderStatus = "order_status" => [order_status],
+//!         OrderStatus = "order_status" => [route_order_status],
 //!     }
 //! }
 //!
@@ -50,7 +50,7 @@
 //! // A strong rule decides alone.
 //! let decision = router.decide("where is A-7?", false).await;
 //! assert!(decision.is_routed());
-//! assert!(router.scope(&decision).allows("order_status"));
+//! assert!(router.scope(&decision).allows("route_order_status"));
 //!
 //! // The classifier's guess is no evidence: the user is asked, and shown no tool.
 //! let decision = router.decide("my parcel is late", false).await;
