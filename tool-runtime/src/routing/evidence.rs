@@ -111,7 +111,8 @@ impl Entity {
     }
 
     /// The question the user is asked when the entity is missing: the one given to
-    /// [`ask`](Self::ask), or `Which <name>? ...`.
+    /// [`ask`](Self::ask), or `Which <name>? Please write it as it appears, so I can check
+    /// it.` (the name with its `_` as spaces).
     pub fn question(&self) -> String {
         self.question
             .clone()

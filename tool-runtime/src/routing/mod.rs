@@ -7,7 +7,9 @@
 //! outside the set, a confidence out of range or under the threshold, a follow-up without
 //! history or a failure make the intent unknown, each with its [`Signal`]); then evidence:
 //! each [`Entity`] the router declares is kept only with evidence for it (written in the
-//! user's text, or known to a lookup), an entity nobody declared is dropped, and an intent
+//! user's text, or known to a lookup), an entity the classifier names that nobody declared is
+//! dropped (a strong rule's own entities, the application's reading of the text, stay as the
+//! rule gave them unless an [`Entity`] of that name checks them), and an intent
 //! that [requires](Router::requires) an entity left without evidence asks the user
 //! ([`RouteDecision::clarify`], the empty scope) instead of guessing. The decision
 //! selects the intent's [`Scope`] (an unknown intent: the empty scope, fail-closed) and is
@@ -264,7 +266,8 @@ impl Router {
     }
 
     /// The router, looking for `entity` in requests (an entity declared again under the same
-    /// name replaces the first). Only declared entities reach a decision, each with evidence.
+    /// name replaces the first). A declared entity reaches a decision only with evidence; of
+    /// the entities nobody declared, a strong rule's stay and the classifier's are dropped.
     #[must_use]
     pub fn entity(mut self, entity: Entity) -> Self {
         match self
