@@ -310,7 +310,6 @@ async fn a_run_records_each_step_in_order() {
             "replayed": false, "truncated": false, "redactions": 0, "nested": false,
         })
     };
-    let null = Value::Null;
     let expected = vec![
         json!({
             "event": "run_started", "run": "r-steps", "session": "s-trace", "at_ms": 0,
@@ -331,25 +330,25 @@ async fn a_run_records_each_step_in_order() {
             1,
             "c1",
             json!("auto"),
-            null.clone(),
-            null.clone(),
+            Value::Null,
+            Value::Null,
             json!("<digest>"),
         ),
         call_of(
             1,
             "c2",
-            null.clone(),
+            Value::Null,
             json!("invalid_arguments"),
             json!("order_id"),
-            null.clone(),
+            Value::Null,
         ),
         call_of(
             1,
             "c3",
-            null.clone(),
+            Value::Null,
             json!("out_of_scope"),
-            null.clone(),
-            null.clone(),
+            Value::Null,
+            Value::Null,
         ),
         json!({
             "event": "round_ended", "run": "r-steps", "session": "s-trace", "at_ms": 0,
@@ -363,8 +362,8 @@ async fn a_run_records_each_step_in_order() {
             2,
             "c4",
             json!("auto"),
-            null.clone(),
-            null.clone(),
+            Value::Null,
+            Value::Null,
             json!("<digest>"),
         ),
         json!({
