@@ -14,6 +14,9 @@
 //! record holds it, so each write has the key it had (the session, the tool and the canonical
 //! arguments), the same key a word-for-word repeat by the model has.
 //!
+//! An agent given a [`TraceSink`] ([`Agent::trace`]) also records each step as it happens,
+//! one event per step, for reading a run afterwards (see [`trace`](crate::trace)).
+//!
 //! ```
 //! use tool_runtime::model::{ModelResponse, ScriptedModel};
 //! use tool_runtime::run::{Agent, RunEnd, RunRequest};

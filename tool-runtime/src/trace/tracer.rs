@@ -161,8 +161,13 @@ impl<'a> Tracer<'a> {
         if self.sink.is_none() {
             return;
         }
-        for observation in report.observations() {
-            let call = calls.iter().find(|call| *call.id == *observation.call_id());
+        for (position, observation) in report.observations().iter().enumerate() {
+            // Observations answer the calls in call order; the search only guards that.
+            let answers = |call: &&ToolCall| *call.id == *observation.call_id();
+            let call = calls
+                .get(position)
+                .filter(answers)
+                .or_else(|| calls.iter().find(answers));
             let digest = call.and_then(|call| digest(call, observation, registry));
             let error = observation.error();
             let invalid_field = error
