@@ -173,6 +173,21 @@ async fn each_observation_carries_the_gate_decision() {
 }
 
 #[tokio::test]
+async fn a_call_the_policy_denies_is_denied_at_the_gate() {
+    let runtime = runtime(|builder| builder.policy(Policy::new().tool("tr_refund", Action::Deny)));
+    let report = runtime
+        .execute(
+            &Session::new("s-deny"),
+            [call("c1", "tr_refund", r#"{"order":"A-1","amount":1}"#)],
+        )
+        .await;
+    let observation = &report.observations()[0];
+    assert_eq!(observation.error_kind(), Some("denied"));
+    assert_eq!(observation.gate(), Some(Gate::Denied));
+    assert_eq!(observation.gate().map(|gate| gate.as_str()), Some("denied"));
+}
+
+#[tokio::test]
 async fn a_call_the_budget_refuses_never_reached_the_gate() {
     let model = ScriptedModel::new([
         ModelResponse::calls([
