@@ -453,6 +453,8 @@ impl<D: Any + Send + Sync> Agent<D> {
                             reason: StopReason::RunTimeout,
                         };
                     };
+                    // The model's own time, before anything the agent does with its answer.
+                    let responded = asked.elapsed();
                     let mut response = answer.map_err(|error| RunError::Model {
                         run: id.clone(),
                         error,
@@ -462,7 +464,7 @@ impl<D: Any + Send + Sync> Agent<D> {
                         .unwrap_or_else(|| counter.estimate(&messages, &response));
                     response.usage = Some(used);
                     usage = usage.plus(used);
-                    tracer.answered(number, used, response.calls.len(), asked.elapsed());
+                    tracer.answered(number, used, response.calls.len(), responded);
                     writer
                         .append(&RunEvent::Answered {
                             round: number,
