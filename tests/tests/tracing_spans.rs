@@ -1,5 +1,5 @@
 //! A turn has a span, and each call a span with its tool, call id, batch, outcome and elapsed
-//! time. Alone in its binary: the subscriber is global, so no other test can race it.
+//! time, and the GenAI semantic conventions' attributes (`gen_ai.*`, `error.type` on failure). Alone in its binary: the subscriber is global, so no other test can race it.
 
 use std::sync::{Arc, Mutex};
 
@@ -106,14 +106,15 @@ fn a_turn_and_each_call_have_spans() {
         log,
         [
             "tool_turn session=\"s-7\" calls=3",
-            "tool_call tool=price call_id=a depth=0 batch=0",
+            "tool_call tool=price call_id=a depth=0 batch=0 gen_ai.operation.name=\"execute_tool\" gen_ai.tool.name=price gen_ai.tool.call.id=a gen_ai.tool.type=\"function\"",
             "record outcome=\"success\"",
             "record elapsed_ms=_",
-            "tool_call tool=price call_id=b depth=0 batch=0",
+            "tool_call tool=price call_id=b depth=0 batch=0 gen_ai.operation.name=\"execute_tool\" gen_ai.tool.name=price gen_ai.tool.call.id=b gen_ai.tool.type=\"function\"",
             "record outcome=\"execution_failed\"",
+            "record error.type=\"execution_failed\"",
             "record elapsed_ms=_",
-            "tool_call tool=quote call_id=c depth=0 batch=0",
-            "tool_call tool=price call_id=c/price depth=1",
+            "tool_call tool=quote call_id=c depth=0 batch=0 gen_ai.operation.name=\"execute_tool\" gen_ai.tool.name=quote gen_ai.tool.call.id=c gen_ai.tool.type=\"function\"",
+            "tool_call tool=price call_id=c/price depth=1 gen_ai.operation.name=\"execute_tool\" gen_ai.tool.name=price gen_ai.tool.call.id=c/price gen_ai.tool.type=\"function\"",
             "record outcome=\"success\"",
             "record elapsed_ms=_",
             "record outcome=\"success\"",

@@ -616,7 +616,9 @@ impl ArtifactStore for Probe {
     }
 }
 
-/// The span of one call that runs.
+/// The span of one call that runs: the runtime's fields, and the OpenTelemetry GenAI
+/// semantic conventions' for a tool's execution (`gen_ai.*`, and `error.type` when it fails),
+/// so a GenAI-aware backend reads the call as one.
 pub(crate) fn call_span(planned: &Planned<'_>, depth: u32, batch: Option<usize>) -> tracing::Span {
     tracing::info_span!(
         "tool_call",
@@ -624,14 +626,23 @@ pub(crate) fn call_span(planned: &Planned<'_>, depth: u32, batch: Option<usize>)
         call_id = %planned.call_id,
         depth,
         batch,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %planned.name,
+        gen_ai.tool.call.id = %planned.call_id,
+        gen_ai.tool.type = "function",
         outcome = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
         elapsed_ms = tracing::field::Empty,
     )
 }
 
-/// Records a call's outcome and elapsed time on its span.
+/// Records a call's outcome and elapsed time on its span (and the error's kind as
+/// `error.type`, when it failed).
 pub(crate) fn record_end(span: &tracing::Span, kind: Option<&str>, elapsed: Duration) {
     span.record("outcome", kind.unwrap_or("success"));
+    if let Some(kind) = kind {
+        span.record("error.type", kind);
+    }
     span.record(
         "elapsed_ms",
         u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),

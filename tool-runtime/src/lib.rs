@@ -56,6 +56,8 @@
 //! - [`run`]: the [`Agent`](run::Agent) that carries a request through many turns between a
 //!   model and the tools, within a [`Budget`](run::Budget), recorded as it goes so a run
 //!   started again after a crash continues from its record.
+//! - [`trace`]: a run's trace, one JSON line per step (the route, each answer of the model,
+//!   each call with its gate decision, each round, the end), to a file or in memory.
 //! - [`core`]: the rest of `tool-core`'s vocabulary (the [`Tool`](core::Tool) trait, the
 //!   parts of a [`ToolSpec`]), for code that implements tools by hand.
 //!
@@ -171,6 +173,7 @@ mod schedule;
 mod session;
 mod shells;
 mod stack;
+pub mod trace;
 mod validate;
 
 pub use arguments::Arguments;

@@ -1,10 +1,96 @@
 //! What the runtime answers: one [`Observation`] per call, and the [`TurnReport`] of a turn.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-use serde::Serialize;
-use tool_core::{PageInfo, ToolError};
+use serde::{Deserialize, Serialize};
+use tool_core::{ErrorKind, PageInfo, ToolError};
+
+/// What the gate decided about a call that reached it (stage 3 of the call's path: the policy
+/// and, when it asks, a person).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Gate {
+    /// The policy let the call run without asking anyone.
+    Auto,
+    /// A person approved the call as it was sent (at once, or by a signed decision).
+    Approved,
+    /// A person approved the call with arguments they edited (at once, or by a signed
+    /// decision); it ran with the edited arguments.
+    Edited,
+    /// The policy, a person or the refusal breaker refused the call.
+    Denied,
+    /// The call waits for a person's decision.
+    Pending,
+}
+
+impl Gate {
+    /// The stable name: `auto`, `approved`, `edited`, `denied`, `pending`.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Gate::Auto => "auto",
+            Gate::Approved => "approved",
+            Gate::Edited => "edited",
+            Gate::Denied => "denied",
+            Gate::Pending => "pending",
+        }
+    }
+
+    /// The gate's answer to a call refused before it ran, told by the error's kind: only the
+    /// gate answers `denied`, `too_many_denials` (its breaker) and `approval_pending`; any
+    /// other refusal (unknown tool, invalid arguments, out of scope, a budget) came before it.
+    pub(crate) fn of_refusal(kind: &ErrorKind) -> Option<Gate> {
+        match kind {
+            ErrorKind::Denied | ErrorKind::TooManyDenials => Some(Gate::Denied),
+            ErrorKind::ApprovalPending => Some(Gate::Pending),
+            _ => None,
+        }
+    }
+
+    fn from_u8(value: u8) -> Option<Gate> {
+        Some(match value {
+            1 => Gate::Auto,
+            2 => Gate::Approved,
+            3 => Gate::Edited,
+            4 => Gate::Denied,
+            5 => Gate::Pending,
+            _ => return None,
+        })
+    }
+
+    const fn to_u8(self) -> u8 {
+        match self {
+            Gate::Auto => 1,
+            Gate::Approved => 2,
+            Gate::Edited => 3,
+            Gate::Denied => 4,
+            Gate::Pending => 5,
+        }
+    }
+}
+
+impl std::fmt::Display for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a planned call keeps the gate's decision until its observation is made. Atomic: the
+/// gate decides through a shared reference, and a planned call is shared while it runs.
+#[derive(Debug, Default)]
+pub(crate) struct GateCell(AtomicU8);
+
+impl GateCell {
+    pub(crate) fn set(&self, gate: Gate) {
+        self.0.store(gate.to_u8(), Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> Option<Gate> {
+        Gate::from_u8(self.0.load(Ordering::Relaxed))
+    }
+}
 
 /// How one call ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,6 +151,9 @@ pub struct Observation {
     /// [`Contents`](crate::Contents)).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) content_blocks: bool,
+    /// What the gate decided, when the call reached it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) gate: Option<Gate>,
 }
 
 fn millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
@@ -132,6 +221,14 @@ impl Observation {
     /// The batch the call ran in, when it ran.
     pub fn batch(&self) -> Option<usize> {
         self.batch.map(|batch| batch as usize)
+    }
+
+    /// What the gate decided about the call: `auto`, `approved`, `edited` for a call that
+    /// ran; `denied` or `pending` for one it stopped. `None` when the call never reached the
+    /// gate: an unknown tool, invalid arguments, a tool out of scope or a missing role, a
+    /// run's budget refusing it before the policy.
+    pub fn gate(&self) -> Option<Gate> {
+        self.gate
     }
 
     /// Whether the call succeeded.

@@ -12,6 +12,7 @@ use crate::call::ToolCall;
 use crate::gates::{AwaitedLines, CallIdentity};
 use crate::idempotency::CallKey;
 use crate::limits::Limits;
+use crate::observation::GateCell;
 use crate::session::Session;
 use crate::shells::contain;
 
@@ -35,6 +36,8 @@ pub(crate) struct Planned<'a> {
     pub(crate) idempotency: Option<Box<CallKey>>,
     /// The audit lines the call's path waits for before the tool starts.
     pub(crate) audit: AwaitedLines,
+    /// What the gate decided, for the call's observation.
+    pub(crate) gate: GateCell,
 }
 
 /// A call's context, owned or shared with the other calls of its turn.

@@ -247,6 +247,11 @@ impl<D: Any + Send + Sync> Runtime<D> {
                 Ok((plan, first)) => {
                     match shared.decide(gate_session, &plan, answer != Answered::No) {
                         Ok(admitted) => {
+                            // A signed decision with an edit: the call carries the arguments
+                            // the person edited.
+                            if answer == Answered::Edited {
+                                plan.gate.set(crate::observation::Gate::Edited);
+                            }
                             if let Admitted::Ask(reason) = admitted
                                 && answer == Answered::No
                             {

@@ -35,7 +35,7 @@ use crate::call_path::{Ended, Finished, Offload, Output, RunCall, record_end};
 use crate::gates::{Admitted, AskedCall, AwaitedLines, CallIdentity, Gates};
 use crate::idempotency::Layer;
 use crate::limits::{self, Limits};
-use crate::observation::{Observation, Outcome};
+use crate::observation::{Gate, GateCell, Observation, Outcome};
 use crate::output::artifacts::ArtifactStore;
 use crate::output::redact::Redactor;
 use crate::output::redact_client::RedactingClient;
@@ -163,6 +163,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             tool,
             idempotency,
             audit: AwaitedLines::default(),
+            gate: GateCell::default(),
         };
         Ok((plan, first))
     }
@@ -204,7 +205,9 @@ impl<D: Any + Send + Sync> Shared<D> {
 
     /// Stage 3, the gate: what the policy decides about a planned call. `approved`: a person approved it
     /// already (at once, edited or not, or by a signed decision): the refusal breaker, which
-    /// stops what nobody approved, lets it through; a deny still wins.
+    /// stops what nobody approved, lets it through; a deny still wins. The decision is kept on
+    /// the planned call for its observation: `auto`, or `approved` (an edit is marked by
+    /// whoever knows of it); an ask is marked once a person answers.
     pub(crate) fn decide(
         &self,
         session: &Session,
@@ -218,13 +221,19 @@ impl<D: Any + Send + Sync> Shared<D> {
                 planned.arguments.digest().to_owned()
             })?;
         }
-        self.gates.decide(
+        let admitted = self.gates.decide(
             &planned.identity(session),
             planned.tool.spec(),
             &planned.arguments,
             &self.redactor,
             approved,
-        )
+        )?;
+        match (&admitted, approved) {
+            (_, true) => planned.gate.set(Gate::Approved),
+            (Admitted::Run, false) => planned.gate.set(Gate::Auto),
+            (Admitted::Ask(_), false) => {}
+        }
+        Ok(admitted)
     }
 
     /// Stage 3, the gate, when the policy asks: a person answers. The call comes back as it may run: as
@@ -251,7 +260,10 @@ impl<D: Any + Send + Sync> Shared<D> {
             .ask(&planned.identity(session), &asked, reason, &self.redactor)
             .await?;
         match edited {
-            None => Ok((planned, first)),
+            None => {
+                planned.gate.set(Gate::Approved);
+                Ok((planned, first))
+            }
             Some(edited) => {
                 drop(first);
                 self.plan_edited(session, planned, edited)
@@ -287,6 +299,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             .plan(session, call, |_| context)
             .map_err(crate::gates::edit_refused)?;
         self.decide(session, &planned, true)?;
+        planned.gate.set(Gate::Edited);
         Ok((planned, first))
     }
 
@@ -380,10 +393,12 @@ impl<D: Any + Send + Sync> Shared<D> {
             batch: batch.map(|batch| u32::try_from(batch).unwrap_or(u32::MAX)),
             replayed: ended.replayed,
             content_blocks: shaped.blocks,
+            gate: planned.gate.get(),
         }
     }
 
-    /// The observation of a call answered before it ran (unknown tool, invalid arguments).
+    /// The observation of a call answered before it ran (unknown tool, invalid arguments, a
+    /// refusal by the gate, whose decision its error's kind tells).
     pub(crate) fn rejected(
         &self,
         session: &str,
@@ -391,6 +406,7 @@ impl<D: Any + Send + Sync> Shared<D> {
         tool: &str,
         error: ToolError,
     ) -> Observation {
+        let gate = Gate::of_refusal(error.kind());
         let policy = self.output_policy(session, "", self.limits.max_output_chars);
         let (error, shaped) = output::shape_error(error, &policy);
         Observation {
@@ -410,6 +426,7 @@ impl<D: Any + Send + Sync> Shared<D> {
             batch: None,
             replayed: false,
             content_blocks: false,
+            gate,
         }
     }
 

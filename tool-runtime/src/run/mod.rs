@@ -14,6 +14,9 @@
 //! record holds it, so each write has the key it had (the session, the tool and the canonical
 //! arguments), the same key a word-for-word repeat by the model has.
 //!
+//! An agent given a [`TraceSink`] ([`Agent::trace`]) also records each step as it happens,
+//! one event per step, for reading a run afterwards (see [`trace`](crate::trace)).
+//!
 //! ```
 //! use tool_runtime::model::{ModelResponse, ScriptedModel};
 //! use tool_runtime::run::{Agent, RunEnd, RunRequest};
@@ -69,6 +72,7 @@ pub use store::{MemoryRunStore, RunEvent, RunKey, RunStore};
 use crate::model::{Message, Model, ModelError, ModelRequest, ModelResponse, Usage};
 use crate::providers::LoweringError;
 use crate::routing::{RouteDecision, RouteRequest, Router};
+use crate::trace::{CatalogTool, TraceSink, Tracer};
 use crate::{Runtime, Session, ToolCall, TurnReport};
 
 /// How a run ended.
@@ -223,6 +227,7 @@ pub struct Agent<D> {
     budget: Budget,
     store: Arc<dyn RunStore>,
     instructions: Option<String>,
+    trace: Option<Arc<dyn TraceSink>>,
 }
 
 impl<D> fmt::Debug for Agent<D> {
@@ -246,6 +251,7 @@ impl<D: Any + Send + Sync> Agent<D> {
             budget: Budget::default(),
             store: Arc::new(MemoryRunStore::default()),
             instructions: None,
+            trace: None,
         }
     }
 
@@ -278,6 +284,28 @@ impl<D: Any + Send + Sync> Agent<D> {
         self
     }
 
+    /// The agent, recording each run's steps in `sink` (see [`trace`](crate::trace)): its
+    /// start and route, each answer of the model, each call with its gate decision, each
+    /// round's end, and the run's end.
+    #[must_use]
+    pub fn trace(mut self, sink: impl TraceSink) -> Self {
+        self.trace = Some(Arc::new(sink));
+        self
+    }
+
+    /// Waits until every trace event recorded so far is written (see [`TraceSink::flush`]);
+    /// without a trace, answers at once.
+    ///
+    /// # Errors
+    ///
+    /// An event recorded since the last flush could not be written.
+    pub async fn flush_trace(&self) -> io::Result<()> {
+        match &self.trace {
+            Some(sink) => sink.flush().await,
+            None => Ok(()),
+        }
+    }
+
     /// Runs `request` to its end, or continues it from its record when a run of its id was
     /// started before. A failure of the model or a store is the error; the record keeps what
     /// was done, and the run started again goes on from there.
@@ -297,6 +325,15 @@ impl<D: Any + Send + Sync> Agent<D> {
         let events = self.store.load(&key).await.map_err(store_error)?;
         let mut record = Record::read(&id, events, &input)?;
         let resumed = record.position > 0;
+        // The session is scoped again after routing; the trace names it as it came.
+        let session_id = session.id().to_owned();
+        let mut tracer = Tracer::new(
+            self.trace.as_deref(),
+            &id,
+            &session_id,
+            clock,
+            &record.spent,
+        );
         let mut writer = Writer {
             store: &*self.store,
             key: &key,
@@ -315,10 +352,14 @@ impl<D: Any + Send + Sync> Agent<D> {
 
         // A run that ended is answered from its record.
         if let Some((end, spent)) = record.ended.take() {
+            tracer.started(&input, true, Vec::new);
+            tracer.ended(&end, &spent);
             return Ok(record.report(id, end, spent, history, input, true));
         }
 
-        // The route, decided once per run and reused by every later stage.
+        // The route, decided once per run and reused by every later stage. Routed now, it is
+        // traced after the run's start, which names the catalog the route leads to.
+        let mut routed_now = false;
         let scope = match &self.router {
             None => session.scope().clone(),
             Some(router) => {
@@ -338,6 +379,7 @@ impl<D: Any + Send + Sync> Agent<D> {
                             })
                             .await
                             .map_err(store_error)?;
+                        routed_now = true;
                         routed
                     }
                 };
@@ -345,6 +387,10 @@ impl<D: Any + Send + Sync> Agent<D> {
                 let clarify = decision.clarify.clone();
                 record.route = Some(decision);
                 if let Some(question) = clarify {
+                    tracer.started(&input, resumed, Vec::new);
+                    if routed_now && let Some(decision) = &record.route {
+                        tracer.routed(decision);
+                    }
                     let end = RunEnd::Clarify { question };
                     let spent = record.spent.clone();
                     writer
@@ -354,6 +400,7 @@ impl<D: Any + Send + Sync> Agent<D> {
                         })
                         .await
                         .map_err(store_error)?;
+                    tracer.ended(&end, &spent);
                     return Ok(record.report(id, end, spent, history, input, resumed));
                 }
                 session.scope().intersection(&scope)
@@ -370,6 +417,15 @@ impl<D: Any + Send + Sync> Agent<D> {
                 run: id.clone(),
                 error,
             })?;
+        tracer.started(&input, resumed, || {
+            catalog
+                .tools()
+                .map(|tool| CatalogTool::new(&tool.name, tokens::of_tool(tool)))
+                .collect()
+        });
+        if routed_now && let Some(decision) = &record.route {
+            tracer.routed(decision);
+        }
         let mut messages = record.messages(self.instructions.as_deref(), &history, &input);
         let mut counter = tokens::Counter::new(&catalog, &messages);
         let elapsed = || already + clock.elapsed();
@@ -389,6 +445,7 @@ impl<D: Any + Send + Sync> Agent<D> {
                     meter.count_round();
                     let number = meter.spent().rounds;
                     let request = ModelRequest::new(&messages, &catalog);
+                    let asked = Instant::now();
                     let Ok(answer) =
                         tokio::time::timeout_at(deadline, self.model.respond(request)).await
                     else {
@@ -396,6 +453,8 @@ impl<D: Any + Send + Sync> Agent<D> {
                             reason: StopReason::RunTimeout,
                         };
                     };
+                    // The model's own time, before anything the agent does with its answer.
+                    let responded = asked.elapsed();
                     let mut response = answer.map_err(|error| RunError::Model {
                         run: id.clone(),
                         error,
@@ -405,6 +464,7 @@ impl<D: Any + Send + Sync> Agent<D> {
                         .unwrap_or_else(|| counter.estimate(&messages, &response));
                     response.usage = Some(used);
                     usage = usage.plus(used);
+                    tracer.answered(number, used, response.calls.len(), responded);
                     writer
                         .append(&RunEvent::Answered {
                             round: number,
@@ -438,6 +498,7 @@ impl<D: Any + Send + Sync> Agent<D> {
                 .map(|observation| Arc::from(observation.call_id()))
                 .collect();
             let spent = meter.end_round(&succeeded, usage, elapsed());
+            tracer.round(number, &calls, &report, &spent, self.runtime.registry());
             writer
                 .append(&RunEvent::Observed {
                     round: number,
@@ -454,6 +515,9 @@ impl<D: Any + Send + Sync> Agent<D> {
         };
 
         let spent = meter.finish(usage, elapsed());
+        if let RunEnd::Stopped { reason } = &end {
+            tracer.stopped(*reason);
+        }
         writer
             .append(&RunEvent::Ended {
                 end: end.clone(),
@@ -461,6 +525,7 @@ impl<D: Any + Send + Sync> Agent<D> {
             })
             .await
             .map_err(store_error)?;
+        tracer.ended(&end, &spent);
         Ok(RunReport {
             id,
             route: record.route,

@@ -4,7 +4,7 @@
 
 use crate::Arguments;
 use crate::model::{Message, ModelResponse, Usage};
-use crate::providers::LoweredCatalog;
+use crate::providers::{LoweredCatalog, LoweredTool};
 
 /// Counts a run's requests: the catalog once, each message once.
 pub(super) struct Counter {
@@ -17,17 +17,7 @@ pub(super) struct Counter {
 
 impl Counter {
     pub(super) fn new(catalog: &LoweredCatalog, messages: &[Message]) -> Self {
-        let catalog = catalog
-            .tools()
-            .map(|tool| {
-                count(&tool.name)
-                    + count(&tool.description)
-                    + tool
-                        .parameters
-                        .as_ref()
-                        .map_or(0, |parameters| count(&parameters.to_string()))
-            })
-            .sum();
+        let catalog = catalog.tools().map(of_tool).sum();
         let mut counter = Self {
             catalog,
             counted: 0,
@@ -55,6 +45,16 @@ impl Counter {
                 .sum::<u64>();
         Usage::new(self.catalog + self.counted, output)
     }
+}
+
+/// The tokens of one tool of a catalog: its name, its description and its schema.
+pub(super) fn of_tool(tool: &LoweredTool) -> u64 {
+    count(&tool.name)
+        + count(&tool.description)
+        + tool
+            .parameters
+            .as_ref()
+            .map_or(0, |parameters| count(&parameters.to_string()))
 }
 
 fn of_message(message: &Message) -> u64 {
