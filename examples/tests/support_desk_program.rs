@@ -799,3 +799,56 @@ fn the_openai_model_runs_the_requests_against_the_endpoint_in_the_environment() 
         "{answered}"
     );
 }
+
+#[test]
+fn trace_writes_each_runs_steps_as_json_lines() {
+    let path = temporary("trace");
+    let output = support_desk(&["--json", "--trace", path.to_str().expect("a UTF-8 path")]);
+    assert!(output.status.success(), "{output:?}");
+    let printed: Value = serde_json::from_slice(&output.stdout).expect("stdout is JSON");
+    let text = std::fs::read_to_string(&path).expect("the trace file");
+    let _ = std::fs::remove_file(&path);
+    let events: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    let of = |name: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|event| event["event"] == name)
+            .collect()
+    };
+    let started: Vec<&str> = of("run_started")
+        .iter()
+        .filter_map(|event| event["run"].as_str())
+        .collect();
+    assert_eq!(
+        started,
+        ["run-complaint", "run-where-is", "run-which-order"]
+    );
+    let ended: Vec<&str> = of("run_ended")
+        .iter()
+        .filter_map(|event| event["end"].as_str())
+        .collect();
+    assert_eq!(ended, ["answered", "stopped", "clarify"]);
+    assert_eq!(of("budget_stopped")[0]["reason"], "no_progress");
+    // One `call` event per observation of the runs' rounds (the resume after a run is not
+    // one of its rounds).
+    let observations: usize = runs(&printed)
+        .iter()
+        .flat_map(|run| run["turns"].as_array().into_iter().flatten())
+        .map(|turn| {
+            turn["report"]["observations"]
+                .as_array()
+                .map_or(0, Vec::len)
+        })
+        .sum();
+    assert_eq!(of("call").len(), observations);
+    let gates: Vec<&str> = of("call")
+        .iter()
+        .filter_map(|event| event["gate"].as_str())
+        .collect();
+    for gate in ["auto", "edited", "approved", "denied", "pending"] {
+        assert!(gates.contains(&gate), "{gate} in {gates:?}");
+    }
+}

@@ -10,6 +10,7 @@
 //! cargo run -p examples --bin support_desk -- --model openai        # a real model
 //! cargo run -p examples --bin support_desk -- --json                # reports as JSON
 //! cargo run -p examples --bin support_desk -- --audit FILE          # keep the audit trail
+//! cargo run -p examples --bin support_desk -- --trace FILE          # write each run's trace
 //! ```
 //!
 //! The runtime has the gates of a deployment: the policy `examples/policy.toml`, an approver
@@ -105,6 +106,7 @@ use tool_runtime::mcp_server::{HttpOptions, McpServer, Refused, SessionRequest};
 use tool_runtime::model::{Message, Model, ModelError, ModelRequest, ModelResponse, OpenAiChat};
 use tool_runtime::routing::{MemoryDecisionStore, ModelClassifier, RouteDecision};
 use tool_runtime::run::{Agent, Budget, MemoryRunStore, RunEnd, RunReport, RunRequest, Spent};
+use tool_runtime::trace::{JsonlTrace, TraceSink};
 use tool_runtime::{
     Arguments, BoxFuture, Observation, Principal, Runtime, RuntimeBuilder, Session, ToolCall,
     TurnReport,
@@ -315,6 +317,8 @@ struct AuditRun {
 
 struct Options {
     transcript: Option<String>,
+    /// Where each run's trace is written (JSON lines).
+    trace: Option<PathBuf>,
     /// The model that answers the transcript's requests.
     model: ModelChoice,
     json: bool,
@@ -357,6 +361,7 @@ enum Mcp {
 
 const USAGE: &str =
     "usage: support_desk [--transcript FILE] [--model scripted|openai] [--json] [--audit FILE]
+                    [--trace FILE]
        support_desk --mcp | --mcp-http ADDRESS [--stateless] [--redis URL] [--defer-approvals]
                     [--page-size N] [--audit FILE]
        support_desk --sign-decision REQUEST_ID approve|deny [--reason R] --redis URL
@@ -368,7 +373,8 @@ end) within the run's budget. --model scripted (the default) answers with the tr
 rounds; --model openai asks an OpenAI-compatible Chat Completions endpoint: OPENAI_BASE_URL
 (https://api.openai.com/v1 by default; a vLLM, llama.cpp or Ollama server's /v1),
 OPENAI_API_KEY and OPENAI_MODEL. --audit FILE keeps the trail in FILE (appended to; a
-temporary file otherwise).
+temporary file otherwise). --trace FILE writes each run's trace to FILE (JSON lines, one
+event per step, replacing what FILE held).
 
 --mcp serves the desk's tools to an MCP client on stdin and stdout; --mcp-http ADDRESS
 (127.0.0.1:8000, or a bare port for 127.0.0.1; port 0 for any free one) over Streamable
@@ -398,6 +404,7 @@ in the Redis store, shows it on stderr and prints the decision, signed with the 
 fn options() -> Result<Options, String> {
     let mut options = Options {
         transcript: None,
+        trace: None,
         model: ModelChoice::Scripted,
         json: false,
         audit: None,
@@ -418,6 +425,9 @@ fn options() -> Result<Options, String> {
                 options.audit = Some(args.next().ok_or("--audit needs a file")?.into());
             }
             "--json" => options.json = true,
+            "--trace" => {
+                options.trace = Some(args.next().ok_or("--trace needs a file")?.into());
+            }
             "--model" => {
                 options.model = match args.next().as_deref() {
                     Some("scripted") => ModelChoice::Scripted,
@@ -480,6 +490,7 @@ fn check_modes(options: &Options) -> Result<(), String> {
         }
         let serving = options.mcp.is_some() || options.stateless || options.defer_approvals;
         let running = options.transcript.is_some()
+            || options.trace.is_some()
             || options.model != ModelChoice::Scripted
             || options.json
             || options.audit.is_some()
@@ -490,6 +501,9 @@ fn check_modes(options: &Options) -> Result<(), String> {
             );
         }
         return Ok(());
+    }
+    if options.mcp.is_some() && options.trace.is_some() {
+        return Err("--trace goes with a transcript's runs, not with --mcp".into());
     }
     if options.mcp.is_some() && options.model != ModelChoice::Scripted {
         return Err("--model goes with a transcript's runs, not with --mcp: an MCP client brings its own model".into());
@@ -1001,6 +1015,15 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
     }
     // One record and one decision per run, kept for the whole session.
     let runs_store = Arc::new(MemoryRunStore::default());
+    let trace = match &options.trace {
+        None => None,
+        Some(path) => Some(Arc::new(JsonlTrace::create(path).map_err(|error| {
+            Failure::Other(format!(
+                "cannot write the trace {}: {error}",
+                path.display()
+            ))
+        })?)),
+    };
     let decisions = Arc::new(MemoryDecisionStore::default());
     let mut runs = Vec::new();
     for script in transcript.runs {
@@ -1019,7 +1042,7 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
             Some(chat) => support::router().classifier(ModelClassifier::new(Arc::clone(chat))),
             None => support::router(),
         };
-        let agent = match &endpoint {
+        let mut agent = match &endpoint {
             Some(chat) => Agent::new(runtime.clone(), Arc::clone(chat)),
             None => Agent::new(runtime.clone(), TranscriptModel::new(&script)),
         }
@@ -1027,6 +1050,9 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
         .budget(budget.clone())
         .store(Arc::clone(&runs_store))
         .instructions(INSTRUCTIONS);
+        if let Some(trace) = &trace {
+            agent = agent.trace(Arc::clone(trace));
+        }
         let report = agent
             .run(RunRequest::new(
                 script.id.as_str(),
@@ -1069,6 +1095,14 @@ async fn run(options: &Options, audit_path: &Path, keep_audit: bool) -> Result<(
             print_run(&mut out, &output)?;
             out.flush()?;
         }
+    }
+    if let (Some(trace), Some(path)) = (&trace, &options.trace) {
+        trace.flush().await.map_err(|error| {
+            Failure::Other(format!(
+                "the trace {} could not be written: {error}",
+                path.display()
+            ))
+        })?;
     }
     let tickets = runtime.deps().tickets();
     // The last lines (outcomes) may still be on their way to the disk.
