@@ -56,6 +56,9 @@
 //! - [`run`]: the [`Agent`](run::Agent) that carries a request through many turns between a
 //!   model and the tools, within a [`Budget`](run::Budget), recorded as it goes so a run
 //!   started again after a crash continues from its record.
+//! - [`eval`] (feature `eval`): run traces read into figures (gates, routing, duplicates,
+//!   argument validity, budgets, latency, tokens, errors), a terminal table, one HTML page with
+//!   inline SVG charts, and a comparison of two sets of traces.
 //! - [`core`]: the rest of `tool-core`'s vocabulary (the [`Tool`](core::Tool) trait, the
 //!   parts of a [`ToolSpec`]), for code that implements tools by hand.
 //!
@@ -151,6 +154,8 @@ mod builder;
 mod call;
 mod call_path;
 pub mod dynamic;
+#[cfg(feature = "eval")]
+pub mod eval;
 pub mod gates;
 mod hex;
 pub mod idempotency;
