@@ -44,7 +44,13 @@ impl BarChart<'_> {
             .iter()
             .flat_map(|(_, values)| values.iter().copied())
             .fold(0.0_f64, f64::max);
-        let top = if highest > 0.0 { highest * 1.15 } else { 1.0 };
+        // Headroom above the highest bar; more with a legend, which sits in the upper left.
+        let headroom = if self.series.len() > 1 { 1.4 } else { 1.15 };
+        let top = if highest > 0.0 {
+            highest * headroom
+        } else {
+            1.0
+        };
 
         let root = SVGBackend::with_string(svg, (640, 360)).into_drawing_area();
         root.fill(&WHITE)?;

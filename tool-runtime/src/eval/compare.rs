@@ -79,7 +79,8 @@ fn short(value: f64) -> String {
 pub struct ComparisonRow {
     /// The section's title (as in [`Report::table`]).
     pub section: String,
-    /// The figure: the row's name and, for tables of several columns, the column's.
+    /// The figure: the row's name and its column's (`auto · calls`), or the name alone for a
+    /// table of values.
     pub figure: String,
     /// Its value before (as the table shows it), if before has it.
     pub before: Option<String>,
@@ -105,13 +106,12 @@ fn cells(report: &Report) -> Vec<(&'static str, &'static str, String, String)> {
     let mut cells = Vec::new();
     for section in report.sections() {
         for table in &section.tables {
-            let single = table.headers.len() == 2;
             for row in &table.rows {
                 let name = row.first().cloned().unwrap_or_default();
                 for (column, value) in row.iter().enumerate().skip(1) {
                     let header = table.headers.get(column).map_or("", String::as_str);
-                    let figure = if single && (header == "value" || header == "runs") {
-                        format!("{name} ({header})")
+                    let figure = if header == "value" {
+                        name.clone()
                     } else {
                         format!("{name} · {header}")
                     };
@@ -291,7 +291,7 @@ impl Comparison {
             }
             body.push_str("</tbody>\n</table>\n</section>\n");
         }
-        page("Evaluation comparison", "before and after", &body)
+        page("Evaluation comparison", "", &body)
     }
 
     fn charts(&self) -> Vec<(&'static str, &'static str, BarChart<'static>)> {

@@ -38,15 +38,19 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
-/// A whole page around `body`.
+/// A whole page around `body`, under its title and a summary line (none when empty).
 pub(crate) fn page(title: &str, summary: &str, body: &str) -> String {
+    let summary = if summary.is_empty() {
+        String::new()
+    } else {
+        format!("<p class=\"summary\">{}</p>\n", escape(summary))
+    };
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n\
-         <p class=\"summary\">{summary}</p>\n{body}</body>\n</html>\n",
+         {summary}{body}</body>\n</html>\n",
         title = escape(title),
-        summary = escape(summary),
     )
 }
 
