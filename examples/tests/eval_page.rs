@@ -150,6 +150,9 @@ fn the_page_renders_every_chart_in_headless_chromium() {
             .map(|element| figure.matches(element).count())
             .sum::<usize>();
         assert!(drawn > 12, "{id} draws only {drawn} elements");
+        // Bars of the first series (its color), beyond the axes and the mesh.
+        let bars = figure.matches("fill=\"#0072B2\"").count();
+        assert!(bars >= 3, "{id} draws only {bars} bars");
     }
     assert!(
         console_errors(&stderr).is_empty(),
