@@ -36,6 +36,26 @@ if ! command -v redis-server >/dev/null 2>&1; then
     redis-server --version
 fi
 
+# The evaluation page's test (examples/tests/eval_page.rs) opens the page in headless Chromium;
+# a machine without one gets Debian's package the same way, quietly unless the install fails.
+if ! command -v chromium >/dev/null 2>&1; then
+    step "apt-get install chromium (the evaluation page's test renders it headless)"
+    as_root=()
+    if [ "$(id -u)" -ne 0 ]; then as_root=(sudo -n); fi
+    apt_log="$(mktemp)"
+    if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$apt_log" 2>&1; then
+        echo "apt-get update failed; installing from the package lists at hand"
+    fi
+    if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends chromium >>"$apt_log" 2>&1; then
+        cat "$apt_log"
+        echo "could not install chromium: install it (apt-get install chromium) and re-run"
+        exit 1
+    fi
+    rm -f "$apt_log"
+    chromium --version
+fi
+
 # The vendor schema checks (tests/tests/vendor_schemas.rs) run the providers' own Python code
 # (tests/vendor/requirements.txt) in a virtual environment in the target directory. It is
 # made once and remade only when the requirements or the python3 change (a stamp holds their

@@ -58,6 +58,9 @@
 //!   started again after a crash continues from its record.
 //! - [`trace`]: a run's trace, one JSON line per step (the route, each answer of the model,
 //!   each call with its gate decision, each round, the end), to a file or in memory.
+//! - [`eval`] (feature `eval`): run traces read into figures (gates, routing, duplicates,
+//!   argument validity, budgets, latency, tokens, errors), a terminal table, one HTML page with
+//!   inline SVG charts, and a comparison of two sets of traces.
 //! - [`core`]: the rest of `tool-core`'s vocabulary (the [`Tool`](core::Tool) trait, the
 //!   parts of a [`ToolSpec`]), for code that implements tools by hand.
 //!
@@ -153,6 +156,8 @@ mod builder;
 mod call;
 mod call_path;
 pub mod dynamic;
+#[cfg(feature = "eval")]
+pub mod eval;
 pub mod gates;
 mod hex;
 pub mod idempotency;
