@@ -142,12 +142,14 @@ pub struct ProgressFigures {
 /// Argument validity of one tool's calls.
 ///
 /// A call's arguments are valid when it has an `arguments_digest`: the runtime digests only
-/// arguments that parsed and validated.
+/// arguments that parsed and validated. Calls refused before their arguments were read (an
+/// unknown tool, `out_of_scope`, `not_permitted`) are not counted; a tool none of whose calls
+/// got that far has no row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ArgumentFigures {
     /// The tool.
     pub tool: String,
-    /// Calls made to it.
+    /// Calls whose arguments were checked.
     pub calls: u64,
     /// Calls with valid arguments.
     pub valid: u64,
@@ -260,6 +262,8 @@ struct RunState {
 #[derive(Default)]
 struct ToolState {
     calls: u64,
+    /// Calls whose arguments were checked (not refused before they were read).
+    checked: u64,
     valid: u64,
     invalid_fields: HashMap<String, u64>,
     elapsed: Vec<f64>,
@@ -339,7 +343,10 @@ impl From<&Traces> for Report {
                     *count += 1;
                     let state = tools.entry(tool.as_str()).or_default();
                     state.calls += 1;
-                    state.valid += u64::from(arguments_digest.is_some());
+                    if !refused_unread(error_kind.as_deref()) {
+                        state.checked += 1;
+                        state.valid += u64::from(arguments_digest.is_some());
+                    }
                     if let Some(field) = invalid_field {
                         *state.invalid_fields.entry(field.clone()).or_default() += 1;
                     }
@@ -449,13 +456,15 @@ impl From<&Traces> for Report {
                 .collect();
             fields.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.field.cmp(&b.field)));
             fields.truncate(3);
-            report.arguments.push(ArgumentFigures {
-                tool: tool.to_owned(),
-                calls: state.calls,
-                valid: state.valid,
-                rate: state.valid as f64 / state.calls as f64,
-                invalid_fields: fields,
-            });
+            if state.checked > 0 {
+                report.arguments.push(ArgumentFigures {
+                    tool: tool.to_owned(),
+                    calls: state.checked,
+                    valid: state.valid,
+                    rate: state.valid as f64 / state.checked as f64,
+                    invalid_fields: fields,
+                });
+            }
             state.elapsed.sort_by(f64::total_cmp);
             report.latency.push(LatencyFigures {
                 tool: tool.to_owned(),
@@ -505,4 +514,10 @@ mod tests {
         assert_eq!(nearest_rank(&[3.0], 50), 3.0);
         assert_eq!(nearest_rank(&[], 99), 0.0);
     }
+}
+
+/// Whether a call with this error kind was refused before its arguments were read: they are
+/// neither valid nor invalid.
+fn refused_unread(kind: Option<&str>) -> bool {
+    matches!(kind, Some("unknown_tool" | "out_of_scope" | "not_permitted"))
 }
