@@ -144,3 +144,60 @@ fn help_and_a_wrong_command_line() {
     assert_eq!(none.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_support_desks_own_trace_is_evaluated_without_a_problem() {
+    let dir = dir("desk");
+    let trace = dir.join("desk.jsonl");
+    let desk = Command::new(env!("CARGO_BIN_EXE_support_desk"))
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .expect("the support_desk program runs");
+    assert!(desk.status.success(), "{desk:?}");
+    let output = eval(
+        &[
+            "desk.jsonl",
+            "--json",
+            "figures.json",
+            "--html",
+            "desk.html",
+        ],
+        &dir,
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stderr = text(&output.stderr);
+    assert!(
+        !stderr.contains("warning:"),
+        "no problem in the trace the runtime wrote: {stderr}"
+    );
+    let figures: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("figures.json")).expect("the figures"),
+    )
+    .expect("JSON figures");
+    assert_eq!(figures["problems"], 0);
+    assert_eq!(
+        figures["runs"]["ends"],
+        json!({"answered": 1, "clarify": 1, "stopped": 1})
+    );
+    // The built-in runs: every gate decision once at least, the refund refused by the
+    // complaint's scope, the loop stopped by the no-progress guard, one request asked back.
+    let gates = &figures["gates"];
+    assert_eq!(gates["edited"], 2, "{gates}");
+    assert_eq!(gates["approved"], 1, "{gates}");
+    assert_eq!(gates["denied"], 1, "{gates}");
+    assert_eq!(gates["pending"], 1, "{gates}");
+    assert_eq!(
+        figures["routing"]["out_of_scope"],
+        json!([{"intent": "complaint", "tool": "issue_refund", "refusals": 1}])
+    );
+    assert_eq!(figures["routing"]["clarify"], 1);
+    assert_eq!(figures["budget_stops"], json!({"no_progress": 1}));
+    assert!(
+        std::fs::read_to_string(dir.join("desk.html"))
+            .expect("the page")
+            .contains("<svg"),
+        "the page has its charts"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -519,5 +519,8 @@ mod tests {
 /// Whether a call with this error kind was refused before its arguments were read: they are
 /// neither valid nor invalid.
 fn refused_unread(kind: Option<&str>) -> bool {
-    matches!(kind, Some("unknown_tool" | "out_of_scope" | "not_permitted"))
+    matches!(
+        kind,
+        Some("unknown_tool" | "out_of_scope" | "not_permitted")
+    )
 }
