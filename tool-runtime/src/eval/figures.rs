@@ -501,6 +501,15 @@ fn nearest_rank(sorted: &[f64], percent: usize) -> f64 {
     sorted.get(rank - 1).copied().unwrap_or(0.0)
 }
 
+/// Whether a call with this error kind was refused before its arguments were read: they are
+/// neither valid nor invalid.
+fn refused_unread(kind: Option<&str>) -> bool {
+    matches!(
+        kind,
+        Some("unknown_tool" | "out_of_scope" | "not_permitted")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::nearest_rank;
@@ -514,13 +523,4 @@ mod tests {
         assert_eq!(nearest_rank(&[3.0], 50), 3.0);
         assert_eq!(nearest_rank(&[], 99), 0.0);
     }
-}
-
-/// Whether a call with this error kind was refused before its arguments were read: they are
-/// neither valid nor invalid.
-fn refused_unread(kind: Option<&str>) -> bool {
-    matches!(
-        kind,
-        Some("unknown_tool" | "out_of_scope" | "not_permitted")
-    )
 }
