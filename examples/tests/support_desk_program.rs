@@ -767,7 +767,7 @@ fn the_openai_model_runs_the_requests_against_the_endpoint_in_the_environment() 
         "{text}"
     );
     assert!(
-        text.contains("   run ended: answered after 2 rounds; 1 tool call past the gate, 240 tokens in, 18 out, "),
+        text.contains("   run ended: answered after 2 rounds; 1 tool call at the gate, 240 tokens in, 18 out, "),
         "the endpoint's usage is the run's: {text}"
     );
     // What the endpoint was sent: the route's tools only, and the call's answer.

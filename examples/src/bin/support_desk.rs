@@ -1541,7 +1541,7 @@ fn end_text(end: &RunEnd, spent: &Spent) -> String {
         _ => "ended".to_owned(),
     };
     format!(
-        "{how} after {}; {} past the gate{}, {} tokens in, {} out, {}",
+        "{how} after {}; {} at the gate{}, {} tokens in, {} out, {}",
         plural(usize::try_from(spent.rounds).unwrap_or(usize::MAX), "round"),
         plural(
             usize::try_from(spent.calls).unwrap_or(usize::MAX),

@@ -222,7 +222,8 @@ impl std::fmt::Display for StopReason {
 pub struct Spent {
     /// Model rounds.
     pub rounds: u32,
-    /// Tool calls that passed the gate (nested ones included).
+    /// Tool calls that reached the gate (nested ones, and those it refused or left pending,
+    /// included).
     pub calls: u32,
     /// Calls per tool.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

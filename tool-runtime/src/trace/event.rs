@@ -5,8 +5,10 @@ use serde::{Deserialize, Serialize};
 use crate::observation::Gate;
 
 /// One step of a run, as one line of its trace: the event's name under `"event"`, the run's
-/// id, the session's id and the milliseconds since the run started (`at_ms`; a run continued
-/// from its record counts from its first start), then the event's own fields.
+/// id, the session's id and the run's time in milliseconds when the event was recorded
+/// (`at_ms`: a run continued from its record goes on from the time it had used, leaving out
+/// the time between the processes; a round's `call` events are recorded when the round has
+/// ended, so they share its time), then the event's own fields.
 ///
 /// Reading a trace, unknown fields are ignored (a later version may add some); a line that
 /// does not parse should be skipped, not fail the whole trace.
@@ -157,7 +159,8 @@ pub enum TraceEvent {
         reason: Option<String>,
         /// Rounds asked of the model.
         rounds: u32,
-        /// Calls that passed the gate (nested ones included).
+        /// Calls that reached the gate (nested ones, and those it refused or left pending,
+        /// included).
         calls: u32,
         /// Calls that repeated an earlier one.
         duplicates: u32,
