@@ -15,46 +15,34 @@ export CARGO_PROFILE_DEV_DEBUG=0
 
 step() { printf '\n== %s\n' "$*"; }
 
-# The Redis store's tests (tests/tests/exactly_once/redis_store.rs) start their own redis-server on a free
-# loopback port; a machine without one gets Debian's package, quietly (its log is shown only if
-# the install fails). Nothing is started here.
-if ! command -v redis-server >/dev/null 2>&1; then
-    step "apt-get install redis-server (the Redis store's tests start their own)"
-    as_root=()
+# Installs Debian's package `$1` (whose command is `$2`) when the command is missing, quietly:
+# its log is shown only if the install fails. `$3` says which tests need it.
+install_missing() {
+    local package="$1" command="$2" why="$3"
+    if command -v "$command" >/dev/null 2>&1; then return; fi
+    step "apt-get install $package ($why)"
+    local as_root=()
     if [ "$(id -u)" -ne 0 ]; then as_root=(sudo -n); fi
+    local apt_log
     apt_log="$(mktemp)"
     if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$apt_log" 2>&1; then
         echo "apt-get update failed; installing from the package lists at hand"
     fi
     if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends redis-server >>"$apt_log" 2>&1; then
+        apt-get install -y -qq --no-install-recommends "$package" >>"$apt_log" 2>&1; then
         cat "$apt_log"
-        echo "could not install redis-server: install it (apt-get install redis-server) and re-run"
+        echo "could not install $package: install it (apt-get install $package) and re-run"
         exit 1
     fi
     rm -f "$apt_log"
-    redis-server --version
-fi
+    "$command" --version
+}
 
-# The evaluation page's test (examples/tests/eval_page.rs) opens the page in headless Chromium;
-# a machine without one gets Debian's package the same way, quietly unless the install fails.
-if ! command -v chromium >/dev/null 2>&1; then
-    step "apt-get install chromium (the evaluation page's test renders it headless)"
-    as_root=()
-    if [ "$(id -u)" -ne 0 ]; then as_root=(sudo -n); fi
-    apt_log="$(mktemp)"
-    if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$apt_log" 2>&1; then
-        echo "apt-get update failed; installing from the package lists at hand"
-    fi
-    if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends chromium >>"$apt_log" 2>&1; then
-        cat "$apt_log"
-        echo "could not install chromium: install it (apt-get install chromium) and re-run"
-        exit 1
-    fi
-    rm -f "$apt_log"
-    chromium --version
-fi
+# The Redis store's tests (tests/tests/exactly_once/redis_store.rs) start their own
+# redis-server on a free loopback port; nothing is started here.
+install_missing redis-server redis-server "the Redis store's tests start their own"
+# The evaluation page's test (examples/tests/eval_page.rs) opens the page in headless Chromium.
+install_missing chromium chromium "the evaluation page's test renders it headless"
 
 # The vendor schema checks (tests/tests/vendor_schemas.rs) run the providers' own Python code
 # (tests/vendor/requirements.txt) in a virtual environment in the target directory. It is
