@@ -62,7 +62,7 @@ fn a_trace_file_gives_the_table_the_page_and_its_problems_by_line() {
     assert!(
         stdout
             .lines()
-            .any(|l| l == "get_order_status      2  0.50  0.50  0.50  0.50"),
+            .any(|l| l == "get_order_status      2  0.500  0.500  0.500  0.500"),
         "{stdout}"
     );
     assert!(

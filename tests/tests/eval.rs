@@ -516,7 +516,7 @@ fn the_table_has_a_section_per_figure_with_aligned_columns() {
         "{table}"
     );
     assert!(
-        has("refund_order         10  0.60  6.00  6.00  6.00"),
+        has("refund_order         10  0.600   6.00   6.00   6.00"),
         "{table}"
     );
     assert!(has("not_reached      8  57.1%"), "{table}");
@@ -550,7 +550,7 @@ fn the_page_holds_a_chart_per_figure_drawn_as_svg() {
     }
     // Tables beside the charts: the latency figures as cells.
     assert!(
-        html.contains("<td>refund_order</td><td class=\"num\">10</td><td class=\"num\">0.60</td>")
+        html.contains("<td>refund_order</td><td class=\"num\">10</td><td class=\"num\">0.600</td>")
     );
 }
 
@@ -606,7 +606,7 @@ fn a_comparison_marks_what_changed() {
     let faq = row("Latency", "lookup_faq · p50");
     assert_eq!(
         (faq.before.as_deref(), faq.after.as_deref()),
-        (Some("0.70"), None)
+        (Some("0.700"), None)
     );
     assert_eq!(faq.change, Change::Removed);
     assert_eq!(

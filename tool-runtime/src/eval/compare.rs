@@ -41,6 +41,8 @@ impl Change {
     }
 
     /// The mark shown in the change column: `+3`, `-0.25`, `new`, `gone`, `changed`, or empty.
+    /// With `percent`, the figure is a share and a difference is in percentage points
+    /// (`+1.5 pt`).
     pub fn mark(&self, percent: bool) -> String {
         let unit = if percent { " pt" } else { "" };
         match self {

@@ -69,9 +69,21 @@ impl TextTable {
     }
 }
 
-/// Milliseconds and means: two decimals.
+/// Means: two decimals.
 pub(crate) fn decimal(value: f64) -> String {
     format!("{value:.2}")
+}
+
+/// Milliseconds with about three significant digits: most calls take microseconds
+/// (`0.042`), a timeout seconds (`2005`).
+pub(crate) fn millis(value: f64) -> String {
+    let decimals = match value.abs() {
+        m if m < 1.0 => 3,
+        m if m < 10.0 => 2,
+        m if m < 100.0 => 1,
+        _ => 0,
+    };
+    format!("{value:.decimals$}")
 }
 
 /// A share: one decimal, in percent.
@@ -249,10 +261,10 @@ impl Report {
             table.row(vec![
                 tool.tool.clone(),
                 tool.calls.to_string(),
-                decimal(tool.p50),
-                decimal(tool.p95),
-                decimal(tool.p99),
-                decimal(tool.max),
+                millis(tool.p50),
+                millis(tool.p95),
+                millis(tool.p99),
+                millis(tool.max),
             ]);
         }
         add(&mut sections, table);
