@@ -49,6 +49,18 @@ fn tr_refund(
     format!("refunded {amount} on {order}")
 }
 
+/// Sums up an order: looks it up through `tr_lookup`, and asks a tool that does not exist.
+#[tool(read_only)]
+async fn tr_summary(
+    ctx: tool_runtime::RunContext<Shop>,
+) -> Result<String, tool_runtime::ToolError> {
+    let found = ctx
+        .call_tool("tr_lookup", json!({"order_id": "A-1"}))
+        .await?;
+    let missing = ctx.call_tool("tr_missing", json!({})).await;
+    Ok(format!("{}; {}", found.text(), missing.is_err()))
+}
+
 intents! {
     enum TraceIntent {
         Lookup = "lookup" => [tr_lookup],
@@ -705,4 +717,110 @@ fn a_traced_run_is_send() {
     assert_send(&run);
     let flush = agent.flush_trace();
     assert_send(&flush);
+}
+
+#[tokio::test]
+async fn the_calls_a_tool_makes_are_in_the_trace_as_nested() {
+    let runtime = match Runtime::builder(Shop::default())
+        .inventory(false)
+        .tools(tools![tr_lookup, tr_summary])
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("the runtime builds: {error}"),
+    };
+    let model = ScriptedModel::new([
+        ModelResponse::calls([call("c1", "tr_summary", "{}")]),
+        ModelResponse::text("done"),
+    ]);
+    let trace = Arc::new(MemoryTrace::default());
+    let agent = Agent::new(runtime, model).trace(Arc::clone(&trace));
+    let report = agent
+        .run(request("r-nested", "sum up A-1"))
+        .await
+        .expect("the run ends");
+    assert_eq!(report.end, RunEnd::Answered);
+    let calls: Vec<Value> = trace
+        .events()
+        .iter()
+        .filter(|event| event.name() == "call")
+        .map(|event| serde_json::to_value(event).expect("serializes"))
+        .collect();
+    // The model's call first, then the two its tool made, in the order they were answered.
+    let ids: Vec<(&str, bool)> = calls
+        .iter()
+        .map(|call| {
+            (
+                call["call_id"].as_str().unwrap_or_default(),
+                call["nested"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("c1", false),
+            ("c1/tr_lookup", true),
+            ("c1/tr_missing", true)
+        ]
+    );
+    let lookup = &calls[1];
+    assert_eq!(lookup["tool"], "tr_lookup");
+    assert_eq!(lookup["gate"], "auto");
+    assert_eq!(lookup["round"], 1);
+    assert_eq!(lookup["attempts"], 1);
+    assert!(lookup["error_kind"].is_null(), "{lookup}");
+    assert_eq!(
+        lookup["arguments_digest"].as_str().map(str::len),
+        Some(64),
+        "{lookup}"
+    );
+    let missing = &calls[2];
+    assert_eq!(missing["error_kind"], "unknown_tool");
+    assert!(missing["gate"].is_null(), "{missing}");
+    assert!(missing["arguments_digest"].is_null(), "{missing}");
+    assert_eq!(missing["attempts"], 0);
+    // The round's own count is the model's calls; the run's counts every call at the gate.
+    let ended = trace
+        .events()
+        .iter()
+        .find(|event| event.name() == "round_ended")
+        .map(|event| serde_json::to_value(event).expect("serializes"))
+        .expect("the round ended");
+    assert_eq!(ended["calls"], 1);
+    assert_eq!(
+        report.spent.calls, 2,
+        "the model's call and the lookup reached the gate"
+    );
+}
+
+#[tokio::test]
+async fn an_untraced_run_keeps_no_nested_calls() {
+    // Without a sink the meter keeps nothing: the same run, no trace, the same answer.
+    let runtime = match Runtime::builder(Shop::default())
+        .inventory(false)
+        .tools(tools![tr_lookup, tr_summary])
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("the runtime builds: {error}"),
+    };
+    let model = ScriptedModel::new([
+        ModelResponse::calls([call("c1", "tr_summary", "{}")]),
+        ModelResponse::text("done"),
+    ]);
+    let report = Agent::new(runtime, model)
+        .run(request("r-untraced", "sum up A-1"))
+        .await
+        .expect("the run ends");
+    assert_eq!(report.end, RunEnd::Answered);
+    assert_eq!(
+        report.rounds[0]
+            .report
+            .as_ref()
+            .expect("ran here")
+            .observations()[0]
+            .content(),
+        Some("A-1: shipped; true")
+    );
 }

@@ -11,6 +11,7 @@ use serde_json::json;
 use tool_core::{ErrorKind, ToolError};
 
 use crate::model::Usage;
+use crate::trace::NestedCall;
 
 /// The limits of one run. Every limit has a default, so a model that loops is stopped even
 /// when nobody set one.
@@ -245,6 +246,8 @@ pub struct Spent {
 pub(crate) struct Meter {
     budget: Budget,
     state: Mutex<MeterState>,
+    /// The calls tools made this round, kept only when the run is traced.
+    nested: Option<Mutex<Vec<NestedCall>>>,
 }
 
 struct MeterState {
@@ -271,7 +274,31 @@ impl Meter {
                 repeated: Vec::new(),
                 stop: None,
             }),
+            nested: None,
         }
+    }
+
+    /// The meter, keeping the calls tools make for the run's trace.
+    pub(crate) fn tracing_nested(mut self) -> Self {
+        self.nested = Some(Mutex::new(Vec::new()));
+        self
+    }
+
+    /// Keeps a call a tool made, for the trace; `call` is made only when the run is traced.
+    pub(crate) fn record_nested(&self, call: impl FnOnce() -> NestedCall) {
+        if let Some(nested) = &self.nested {
+            nested
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(call());
+        }
+    }
+
+    /// The calls tools made since the last time.
+    pub(crate) fn take_nested(&self) -> Vec<NestedCall> {
+        self.nested.as_ref().map_or_else(Vec::new, |nested| {
+            std::mem::take(&mut *nested.lock().unwrap_or_else(PoisonError::into_inner))
+        })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, MeterState> {

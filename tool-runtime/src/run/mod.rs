@@ -66,6 +66,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use budget::Meter;
 pub use budget::{Budget, Spent, StopReason};
+#[cfg(feature = "redis")]
 pub(crate) use store::taken;
 pub use store::{MemoryRunStore, RunEvent, RunKey, RunStore};
 
@@ -408,7 +409,12 @@ impl<D: Any + Send + Sync> Agent<D> {
         };
 
         let already = Duration::from_millis(record.spent.elapsed_ms);
-        let meter = Arc::new(Meter::new(self.budget.clone(), record.spent.clone()));
+        let meter = Meter::new(self.budget.clone(), record.spent.clone());
+        let meter = Arc::new(if self.trace.is_some() {
+            meter.tracing_nested()
+        } else {
+            meter
+        });
         let session = session.with_scope(scope).with_meter(Arc::clone(&meter));
         let catalog = self
             .runtime
@@ -498,7 +504,14 @@ impl<D: Any + Send + Sync> Agent<D> {
                 .map(|observation| Arc::from(observation.call_id()))
                 .collect();
             let spent = meter.end_round(&succeeded, usage, elapsed());
-            tracer.round(number, &calls, &report, &spent, self.runtime.registry());
+            tracer.round(
+                number,
+                &calls,
+                &report,
+                meter.take_nested(),
+                &spent,
+                self.runtime.registry(),
+            );
             writer
                 .append(&RunEvent::Observed {
                     round: number,

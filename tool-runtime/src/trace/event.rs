@@ -113,8 +113,9 @@ pub enum TraceEvent {
         truncated: bool,
         /// How many secrets were redacted.
         redactions: u32,
-        /// Whether a tool made the call through `ctx.call_tool` (the agent traces the calls
-        /// the model makes: this is `false`).
+        /// Whether a tool made the call through `ctx.call_tool` (its id is the calling call's,
+        /// then `/` and the tool's name; a nested call's output is never cut, so
+        /// `truncated` is `false`).
         nested: bool,
     },
     /// A round's calls were all answered.

@@ -9,9 +9,10 @@
 //! steps it takes now. A run that fails with a [`RunError`](crate::run::RunError) (the model,
 //! a store) has no `run_ended`.
 //!
-//! Calls that tools make through `ctx.call_tool` are not in the trace: the agent sees the
-//! answers of the model's calls only (every `call` has `nested: false`). Their spans
-//! (`tool_call`, `depth` > 0) are in `tracing`.
+//! Calls that tools make through `ctx.call_tool` are in the trace too, after the model's
+//! calls of their round, with `nested: true` and the id `<calling call's id>/<tool>`: the
+//! stack hands each to the run's meter as it answers it (only when the run is traced), and the
+//! agent writes them with the round.
 //!
 //! Sinks: [`JsonlTrace`] (a file, written by a thread of its own), [`MemoryTrace`] (tests), or
 //! your own. The events are [`TraceEvent`]; each `call` names the [`Gate`]'s decision, which
@@ -72,4 +73,4 @@ pub use crate::observation::Gate;
 pub use event::{CatalogTool, TraceEvent};
 pub use jsonl::JsonlTrace;
 pub use sink::{MemoryTrace, TraceSink};
-pub(crate) use tracer::Tracer;
+pub(crate) use tracer::{NestedCall, Tracer};

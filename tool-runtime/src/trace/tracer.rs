@@ -16,6 +16,21 @@ use crate::routing::{RouteDecision, RouteSource};
 use crate::run::{RunEnd, Spent, StopReason};
 use crate::{ToolCall, TurnReport};
 
+/// A call a tool made through `ctx.call_tool` during a run that is traced, as the stack
+/// answered it (the run's meter keeps it until the round's events are written).
+pub(crate) struct NestedCall {
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) arguments_digest: Option<String>,
+    pub(crate) gate: Option<crate::observation::Gate>,
+    pub(crate) attempts: u32,
+    pub(crate) elapsed: Duration,
+    pub(crate) error_kind: Option<String>,
+    pub(crate) invalid_field: Option<String>,
+    pub(crate) replayed: bool,
+    pub(crate) redactions: u32,
+}
+
 /// One run's side of its trace: the sink (none: every step costs a branch), who the events
 /// name, and the run's clock.
 pub(crate) struct Tracer<'a> {
@@ -146,13 +161,14 @@ impl<'a> Tracer<'a> {
         });
     }
 
-    /// One `call` per observation of the round, then `round_ended`; `spent`: what the run
-    /// has spent at the round's end.
+    /// One `call` per observation of the round, one per call its tools made (`nested`),
+    /// then `round_ended`; `spent`: what the run has spent at the round's end.
     pub(crate) fn round(
         &mut self,
         round: u32,
         calls: &[ToolCall],
         report: &TurnReport,
+        nested: Vec<NestedCall>,
         spent: &Spent,
         registry: &Registry,
     ) {
@@ -193,6 +209,26 @@ impl<'a> Tracer<'a> {
                 truncated: observation.truncated(),
                 redactions: observation.redactions(),
                 nested: false,
+            });
+        }
+        for call in nested {
+            self.emit(|run, session, at_ms| TraceEvent::Call {
+                run,
+                session,
+                at_ms,
+                round,
+                call_id: call.call_id,
+                tool: call.tool,
+                arguments_digest: call.arguments_digest,
+                gate: call.gate,
+                attempts: call.attempts,
+                elapsed_ms: millis(call.elapsed),
+                error_kind: call.error_kind,
+                invalid_field: call.invalid_field,
+                replayed: call.replayed,
+                truncated: false,
+                redactions: call.redactions,
+                nested: true,
             });
         }
         self.emit(|run, session, at_ms| TraceEvent::RoundEnded {
