@@ -719,8 +719,8 @@ fn a_traced_run_is_send() {
     assert_send(&flush);
 }
 
-#[tokio::test]
-async fn the_calls_a_tool_makes_are_in_the_trace_as_nested() {
+/// A runtime with the summing tool and its lookup, and a model that calls the summary once.
+fn summary_run() -> (Runtime<Shop>, ScriptedModel) {
     let runtime = match Runtime::builder(Shop::default())
         .inventory(false)
         .tools(tools![tr_lookup, tr_summary])
@@ -733,6 +733,12 @@ async fn the_calls_a_tool_makes_are_in_the_trace_as_nested() {
         ModelResponse::calls([call("c1", "tr_summary", "{}")]),
         ModelResponse::text("done"),
     ]);
+    (runtime, model)
+}
+
+#[tokio::test]
+async fn the_calls_a_tool_makes_are_in_the_trace_as_nested() {
+    let (runtime, model) = summary_run();
     let trace = Arc::new(MemoryTrace::default());
     let agent = Agent::new(runtime, model).trace(Arc::clone(&trace));
     let report = agent
@@ -797,18 +803,7 @@ async fn the_calls_a_tool_makes_are_in_the_trace_as_nested() {
 #[tokio::test]
 async fn an_untraced_run_keeps_no_nested_calls() {
     // Without a sink the meter keeps nothing: the same run, no trace, the same answer.
-    let runtime = match Runtime::builder(Shop::default())
-        .inventory(false)
-        .tools(tools![tr_lookup, tr_summary])
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => panic!("the runtime builds: {error}"),
-    };
-    let model = ScriptedModel::new([
-        ModelResponse::calls([call("c1", "tr_summary", "{}")]),
-        ModelResponse::text("done"),
-    ]);
+    let (runtime, model) = summary_run();
     let report = Agent::new(runtime, model)
         .run(request("r-untraced", "sum up A-1"))
         .await
